@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * fstrim-ext -- discard the unused blocks of mounted filesystems and, on
+ * request, checkpoint the ext4 journal and erase it, so that what was
+ * deleted is gone from the device and not only from the directory tree.
+ */
+#include <err.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+
+#include "caps.h"
+#include "journal.h"
+#include "mounts.h"
+#include "report.h"
+#include "sizes.h"
+#include "trim.h"
+
+#define PATH_FSTAB	"/etc/fstab"
+#define PATH_MOUNTINFO	"/proc/self/mountinfo"
+
+struct fstrim_control {
+	struct fstrim_range range;
+	const char *tables;		/* -a, -A, -I: the tables to read */
+	const char *types;		/* -t */
+	enum journal_erase erase;
+
+	unsigned int verbose : 1,
+		     quiet_unsupp : 1,
+		     dryrun : 1,
+		     journal : 1,	/* the journal step after FITRIM */
+		     journal_only : 1;	/* the journal step, no FITRIM */
+};
+
+static void __attribute__((__noreturn__)) usage(void)
+{
+	FILE *out = stdout;
+
+	fputs("\nUsage:\n", out);
+	fprintf(out, " %s [options] <mountpoint>\n", program_invocation_short_name);
+	fputs("\nDiscard the unused blocks of a mounted filesystem and, with --journal,\n"
+	      "checkpoint its ext4 journal and erase the journal's blocks.\n", out);
+	fputs("\nOptions:\n", out);
+	fputs(" -a, --all                  trim every mounted filesystem that supports it\n"
+	      " -A, --fstab                trim the filesystems listed in /etc/fstab\n"
+	      " -I, --listed-in <list>     trim the filesystems of the first usable file\n"
+	      "                              of a colon-separated list\n"
+	      " -o, --offset <num>         byte offset in the filesystem where discarding starts\n"
+	      " -l, --length <num>         number of bytes to discard\n"
+	      " -m, --minimum <num>        minimum length of a free extent to discard\n"
+	      " -t, --types <list>         limit -a, -A and -I to these filesystem types\n"
+	      " -j, --journal              also checkpoint the ext4 journal and erase its blocks\n"
+	      "     --journal-only         checkpoint and erase the journal, without FITRIM\n"
+	      "     --journal-erase <how>  erase the journal by discard (default) or zeroout;\n"
+	      "                              implies --journal\n"
+	      " -v, --verbose              report what was done on each filesystem\n"
+	      "     --quiet-unsupported    be silent about filesystems that cannot do a step\n"
+	      " -n, --dry-run              select and check, but discard nothing\n", out);
+	fputs("\n -h, --help                 display this help\n"
+	      " -V, --version              display version\n", out);
+	fputs("\nArguments:\n"
+	      " <num> takes the suffixes KiB (=1024), MiB, GiB, TiB, PiB and EiB (\"iB\" is\n"
+	      " optional: K means KiB), or KB (=1000), MB, GB, TB, PB and EB.\n", out);
+	fprintf(out, "\nFor more details see %s(8).\n", program_invocation_short_name);
+	exit(EXIT_SUCCESS);
+}
+
+static void __attribute__((__noreturn__)) errtryhelp(void)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n",
+		program_invocation_short_name);
+	exit(EXIT_FAILURE);
+}
+
+/* Like util-linux: output that could not be written is an error. */
+static void close_stdout(void)
+{
+	int failed = ferror(stdout);
+
+	errno = 0;
+	if (fflush(stdout) != 0)
+		failed = 1;
+	if (fclose(stdout) != 0)
+		failed = 1;
+	if (failed && errno != EPIPE) {
+		if (errno)
+			warn("write error");
+		else
+			warnx("write error");
+		_exit(EXIT_FAILURE);
+	}
+}
+
+static uint64_t size_or_err(const char *str, const char *what)
+{
+	uint64_t val;
+	int rc = size_parse(str, &val);
+
+	if (rc) {
+		errno = -rc;
+		err(EXIT_FAILURE, "failed to parse %s: '%s'", what, str);
+	}
+	return val;
+}
+
+/* Combine the results of two steps: a failure wins over "unsupported". */
+static int worse(int a, int b)
+{
+	if (a < 0 || b < 0)
+		return a < 0 ? a : b;
+	return a > b ? a : b;
+}
+
+/*
+ * The steps on one filesystem, through the descriptor that was checked.
+ * Returns 0, 1 when a step is unsupported, or -errno.
+ */
+static int process_fs(const struct fstrim_control *ctl, int fd, const char *path,
+		      const char *device, const char *fstype)
+{
+	struct fs_result res = {
+		.path = path,
+		.device = device,
+		.dry_run = ctl->dryrun,
+		.erase = ctl->erase,
+	};
+	int trim_rc = 0, journal_rc = 0;
+	uint64_t more;
+	char *line;
+
+	if (!ctl->journal_only) {
+		/*
+		 * Blocks freed by a transaction that has not committed are
+		 * not free on disk yet, so FITRIM would skip them: commit
+		 * first when the point is to erase what was deleted.
+		 */
+		if (ctl->journal && !ctl->dryrun && syncfs(fd) != 0) {
+			warn("%s: syncfs failed", path);
+			return -errno;
+		}
+		if (ctl->dryrun) {
+			res.trim_done = true;
+		} else {
+			trim_rc = trim_fs(fd, &ctl->range, &res.trimmed);
+			if (trim_rc < 0) {
+				errno = -trim_rc;
+				warn("%s: FITRIM ioctl failed", path);
+				return trim_rc;
+			}
+			res.trim_done = trim_rc == 0;
+			if (trim_rc == 1 && !ctl->quiet_unsupp)
+				warnx("%s: the discard operation is not supported", path);
+		}
+	}
+
+	if (ctl->journal) {
+		journal_rc = journal_erase(fd, ctl->erase, ctl->dryrun, &res.journal);
+		if (journal_rc == 0) {
+			res.journal_done = true;
+			/*
+			 * The checkpoint writes back metadata and frees the
+			 * blocks of transactions it retired; trim again so
+			 * those are discarded too.
+			 */
+			if (res.trim_done && !ctl->dryrun &&
+			    trim_fs(fd, &ctl->range, &more) == 0)
+				res.trimmed += more;
+		} else if (journal_rc == 1 && !ctl->quiet_unsupp) {
+			warnx("%s: the journal step is not supported: %s", path,
+			      report_journal_reason(&res.journal, fstype));
+		} else if (journal_rc < 0) {
+			errno = -journal_rc;
+			warn("%s: journal checkpoint failed", path);
+		}
+	}
+
+	line = report_line(&res, ctl->verbose);
+	if (line) {
+		puts(line);
+		free(line);
+	}
+	return worse(trim_rc, journal_rc);
+}
+
+/* Open a chosen filesystem and run the steps; reports its own errors. */
+static int open_and_process(const struct fstrim_control *ctl, const char *path,
+			    const char *target, int mnt_id, const char *device,
+			    const char *fstype)
+{
+	int fd, rc;
+
+	fd = fs_open_root(target, mnt_id);
+	if (fd == -ESTALE) {
+		warnx("%s: the mount changed after it was chosen; not trimmed", path);
+		return fd;
+	}
+	if (fd < 0) {
+		errno = -fd;
+		warn("cannot open %s", path);
+		return fd;
+	}
+	rc = process_fs(ctl, fd, path, device, fstype);
+	close(fd);
+	return rc;
+}
+
+static int fstrim_path(const struct fstrim_control *ctl, const char *path)
+{
+	struct path_lookup why;
+	struct fs_entry fs;
+	struct stat st;
+	int rc;
+
+	if (stat(path, &st) != 0) {
+		warn("stat of %s failed", path);
+		return EXIT_FAILURE;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		warnx("%s: not a directory", path);
+		return EXIT_FAILURE;
+	}
+
+	rc = mounts_lookup_path(path, &fs, &why);
+	if (rc < 0) {
+		errno = -rc;
+		warn("%s: cannot read %s", path, PATH_MOUNTINFO);
+		return EXIT_FAILURE;
+	}
+	switch (why.refusal) {
+	case PATH_OK:
+		break;
+	case PATH_INSIDE:
+		warnx("%s: not the root of a filesystem (mounted on %s)", path,
+		      why.mountpoint);
+		break;
+	case PATH_BIND_SUBDIR:
+		warnx("%s: not the root of a filesystem (bind mount of %s from %s)", path,
+		      why.root, why.source);
+		break;
+	case PATH_NOT_MOUNTED:
+		warnx("%s: not the root of a filesystem", path);
+		break;
+	}
+	if (why.refusal != PATH_OK) {
+		path_lookup_free(&why);
+		return EXIT_FAILURE;
+	}
+
+	rc = open_and_process(ctl, path, fs.target, fs.mnt_id, NULL, fs.fstype);
+	fs_entry_free(&fs);
+	if (rc == 1 && ctl->quiet_unsupp)
+		rc = 0;
+	return rc == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+static void report_parse_error(const char *file, int line, void *arg)
+{
+	warnx("%s: parse error at line %d -- ignored", file, line);
+}
+
+static int fstrim_all(const struct fstrim_control *ctl)
+{
+	struct select_opts opts = {
+		.tables = ctl->tables,
+		.types = ctl->types,
+		.parse_error = report_parse_error,
+	};
+	unsigned int tried = 0, failed_count = 0;
+	struct fs_list list;
+	const char *failed;
+	size_t i;
+	int rc;
+
+	rc = mounts_select(&opts, &list, &failed);
+	if (rc < 0) {
+		errno = -rc;
+		warn("failed to parse %s", failed ? failed : ctl->tables);
+		return EXIT_ALL_FAILED;
+	}
+	if (rc == SELECT_NO_TABLE) {
+		warnx("no readable mount table in '%s'", ctl->tables);
+		return EXIT_ALL_FAILED;
+	}
+	if (rc == SELECT_EMPTY) {
+		warnx("no filesystem is listed in '%s'", ctl->tables);
+		return EXIT_ALL_FAILED;
+	}
+
+	for (i = 0; i < list.count; i++) {
+		const struct fs_entry *fs = &list.entries[i];
+
+		tried++;
+		if (open_and_process(ctl, fs->target, fs->target, fs->mnt_id, fs->source,
+				     fs->fstype) < 0)
+			failed_count++;
+	}
+	fs_list_free(&list);
+	return report_all_status(tried, failed_count);
+}
+
+int main(int argc, char **argv)
+{
+	struct fstrim_control ctl = {
+		.range = { .len = ULLONG_MAX },
+	};
+	int c, table_opt = 0;
+
+	enum {
+		OPT_QUIET_UNSUPP = CHAR_MAX + 1,
+		OPT_JOURNAL_ONLY,
+		OPT_JOURNAL_ERASE,
+	};
+	static const struct option longopts[] = {
+		{ "all",	   no_argument,	      NULL, 'a' },
+		{ "fstab",	   no_argument,	      NULL, 'A' },
+		{ "listed-in",	   required_argument, NULL, 'I' },
+		{ "offset",	   required_argument, NULL, 'o' },
+		{ "length",	   required_argument, NULL, 'l' },
+		{ "minimum",	   required_argument, NULL, 'm' },
+		{ "types",	   required_argument, NULL, 't' },
+		{ "journal",	   no_argument,	      NULL, 'j' },
+		{ "journal-only",  no_argument,	      NULL, OPT_JOURNAL_ONLY },
+		{ "journal-erase", required_argument, NULL, OPT_JOURNAL_ERASE },
+		{ "verbose",	   no_argument,	      NULL, 'v' },
+		{ "quiet-unsupported", no_argument,   NULL, OPT_QUIET_UNSUPP },
+		{ "dry-run",	   no_argument,	      NULL, 'n' },
+		{ "help",	   no_argument,	      NULL, 'h' },
+		{ "version",	   no_argument,	      NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+
+	/* getopt names the program by argv[0] in its messages */
+	argv[0] = program_invocation_short_name;
+	atexit(close_stdout);
+
+	while ((c = getopt_long(argc, argv, "AahI:jl:m:no:t:Vv", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+		case 'A':
+		case 'I':
+			/* fstrim names the three in this order */
+			if (table_opt && table_opt != c)
+				errx(EXIT_FAILURE, "mutually exclusive arguments: "
+				     "--fstab --listed-in --all");
+			table_opt = c;
+			ctl.tables = c == 'a' ? PATH_MOUNTINFO :
+				     c == 'A' ? PATH_FSTAB : optarg;
+			break;
+		case 'o':
+			ctl.range.start = size_or_err(optarg, "offset");
+			break;
+		case 'l':
+			ctl.range.len = size_or_err(optarg, "length");
+			break;
+		case 'm':
+			ctl.range.minlen = size_or_err(optarg, "minimum extent length");
+			break;
+		case 't':
+			ctl.types = optarg;
+			break;
+		case 'j':
+			ctl.journal = 1;
+			break;
+		case OPT_JOURNAL_ONLY:
+			ctl.journal = 1;
+			ctl.journal_only = 1;
+			break;
+		case OPT_JOURNAL_ERASE:
+			if (!strcmp(optarg, "discard"))
+				ctl.erase = JOURNAL_ERASE_DISCARD;
+			else if (!strcmp(optarg, "zeroout"))
+				ctl.erase = JOURNAL_ERASE_ZEROOUT;
+			else {
+				warnx("unknown --journal-erase method '%s' "
+				      "(use discard or zeroout)", optarg);
+				errtryhelp();
+			}
+			ctl.journal = 1;
+			break;
+		case 'v':
+			ctl.verbose = 1;
+			break;
+		case OPT_QUIET_UNSUPP:
+			ctl.quiet_unsupp = 1;
+			break;
+		case 'n':
+			ctl.dryrun = 1;
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			printf("%s\n", PACKAGE_STRING);
+			return EXIT_SUCCESS;
+		default:
+			errtryhelp();
+		}
+	}
+
+	if (!ctl.tables && optind == argc)
+		errx(EXIT_FAILURE, "no mountpoint specified");
+	if (optind + (ctl.tables ? 0 : 1) != argc) {
+		warnx("unexpected number of arguments");
+		errtryhelp();
+	}
+	if (ctl.types && !ctl.tables) {
+		warnx("--types works only with --all, --fstab or --listed-in");
+		errtryhelp();
+	}
+
+	if (!caps_have_sys_admin())
+		errx(EXIT_FAILURE, "CAP_SYS_ADMIN is required to trim filesystems");
+	/* from here on, hold only what FITRIM and the journal ioctls need */
+	caps_drop_to_minimum();
+
+	if (ctl.tables)
+		return fstrim_all(&ctl);
+	return fstrim_path(&ctl, argv[optind]);
+}

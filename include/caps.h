@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FSTRIM_EXT_CAPS_H
+#define FSTRIM_EXT_CAPS_H
+
+#include <stdbool.h>
+
+/* Whether CAP_SYS_ADMIN is in the effective set. */
+bool caps_have_sys_admin(void);
+
+/*
+ * Keep only what the work needs: CAP_SYS_ADMIN for FITRIM and the
+ * journal ioctls, CAP_DAC_READ_SEARCH to open any mountpoint. Nothing
+ * inheritable, nothing ambient; the bounding set too where we may.
+ * Returns 0 or -1.
+ */
+int caps_drop_to_minimum(void);
+
+#endif

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FSTRIM_EXT_MOUNTS_H
+#define FSTRIM_EXT_MOUNTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* One filesystem chosen for trimming, as the live mount table shows it. */
+struct fs_entry {
+	char *target;		/* mountpoint, as named by the table it came from */
+	char *source;		/* device path; NULL for a single path */
+	char *fstype;
+	int mnt_id;		/* mount ID in /proc/self/mountinfo */
+};
+
+struct fs_list {
+	struct fs_entry *entries;	/* in the order they are to be trimmed */
+	size_t count;
+};
+
+/* Why a single path was refused. */
+enum path_refusal {
+	PATH_OK = 0,
+	PATH_INSIDE,		/* a directory inside a filesystem */
+	PATH_BIND_SUBDIR,	/* the root of a bind mount of a subdirectory */
+	PATH_NOT_MOUNTED,	/* no mountinfo entry covers it */
+};
+
+struct path_lookup {
+	enum path_refusal refusal;
+	char *mountpoint;	/* PATH_INSIDE: the mountpoint above the path */
+	char *root;		/* PATH_BIND_SUBDIR: the directory that is mounted */
+	char *source;		/* PATH_BIND_SUBDIR: its device */
+};
+
+/*
+ * Find the mount a user-given directory is the root of. @path must
+ * name an existing directory. Returns 0 and fills @fs, or fills
+ * @why->refusal; -errno if the mount table cannot be read.
+ */
+int mounts_lookup_path(const char *path, struct fs_entry *fs, struct path_lookup *why);
+void path_lookup_free(struct path_lookup *why);
+
+struct select_opts {
+	const char *tables;	/* colon-separated list of mount tables */
+	const char *types;	/* mount -t pattern, or NULL */
+	const char *mountinfo;	/* live table; NULL means /proc/self/mountinfo */
+	/* called for each line of a table that cannot be parsed */
+	void (*parse_error)(const char *file, int line, void *arg);
+	void *arg;
+};
+
+enum select_status {
+	SELECT_OK = 0,
+	SELECT_NO_TABLE,	/* no file in the list exists as a regular file */
+	SELECT_EMPTY,		/* every file in the list is empty */
+};
+
+/*
+ * Choose the filesystems of the first non-empty table in opts->tables,
+ * with fstrim's rules (see the README for where they differ). Returns
+ * a select_status, or -errno; on failure *failed names the file.
+ */
+int mounts_select(const struct select_opts *opts, struct fs_list *list,
+		  const char **failed);
+
+void fs_entry_free(struct fs_entry *fs);
+void fs_list_free(struct fs_list *list);
+
+/* Trailing slashes do not make another path: "/mnt/" is "/mnt". */
+bool paths_equal(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FSTRIM_EXT_REPORT_H
+#define FSTRIM_EXT_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "journal.h"
+
+/* fstrim's exit statuses for -a, -A and -I, those of mount -a */
+#define EXIT_ALL_FAILED		32
+#define EXIT_SOME_FAILED	64
+
+/* What happened to one filesystem. */
+struct fs_result {
+	const char *path;	/* as the user or the table named it */
+	const char *device;	/* NULL for a single path */
+	bool dry_run;
+	bool trim_done;		/* FITRIM issued (or would be, in a dry run) */
+	uint64_t trimmed;
+	bool journal_done;	/* the journal step ran (or would, dry run) */
+	enum journal_erase erase;
+	struct journal_result journal;
+};
+
+/*
+ * The line fstrim-ext prints on stdout for a filesystem, or NULL when
+ * there is nothing to say (not verbose, nothing done). Caller frees.
+ */
+char *report_line(const struct fs_result *res, bool verbose);
+
+/* Why the journal step cannot run, for "PATH: the journal step is not supported: %s". */
+const char *report_journal_reason(const struct journal_result *jr, const char *fstype);
+
+/* Status of -a/-A/-I from the number of filesystems tried and failed. */
+int report_all_status(unsigned int tried, unsigned int failed);
+
+#endif

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * What the user reads about each filesystem.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "report.h"
+#include "sizes.h"
+
+static const char *erase_verb(enum journal_erase how)
+{
+	return how == JOURNAL_ERASE_ZEROOUT ? "zeroed" : "discarded";
+}
+
+char *report_line(const struct fs_result *res, bool verbose)
+{
+	char size[SIZE_HUMAN_MAX], trim[96] = "", journal[128] = "", on[4096] = "";
+	char *line = NULL;
+	const char *iface = journal_iface_name(res->journal.iface);
+
+	if (!verbose && !res->dry_run)
+		return NULL;
+	if (!res->trim_done && !res->journal_done)
+		return NULL;
+
+	if (res->device)
+		snprintf(on, sizeof(on), " on %s", res->device);
+
+	if (res->trim_done) {
+		if (res->dry_run)
+			snprintf(trim, sizeof(trim), "0 B (dry run) trimmed");
+		else
+			snprintf(trim, sizeof(trim), "%s (%" PRIu64 " bytes) trimmed",
+				 size_to_human(res->trimmed, size, sizeof(size)),
+				 res->trimmed);
+	}
+	if (res->journal_done) {
+		if (res->dry_run)
+			snprintf(journal, sizeof(journal),
+				 "journal %s possible via %s (dry run)",
+				 res->erase == JOURNAL_ERASE_ZEROOUT ? "zeroout" : "discard",
+				 iface);
+		else
+			snprintf(journal, sizeof(journal),
+				 "journal checkpointed and %s via %s",
+				 erase_verb(res->erase), iface);
+	}
+
+	/* fstrim's line, then the journal after a comma */
+	if (res->trim_done && res->journal_done) {
+		if (asprintf(&line, "%s: %s%s, %s", res->path, trim, on, journal) < 0)
+			line = NULL;
+	} else if (asprintf(&line, "%s: %s%s", res->path,
+			    res->trim_done ? trim : journal, on) < 0) {
+		line = NULL;
+	}
+	return line;
+}
+
+const char *report_journal_reason(const struct journal_result *jr, const char *fstype)
+{
+	static char buf[128];
+
+	switch (jr->unsupported) {
+	case JOURNAL_NOT_EXT4:
+		snprintf(buf, sizeof(buf), "%s has no journal erase interface",
+			 fstype && *fstype ? fstype : "this filesystem");
+		return buf;
+	case JOURNAL_NO_JOURNAL:
+		return "the filesystem has no journal";
+	case JOURNAL_NO_IOCTL:
+		return "the kernel has neither FS_IOC_CHKPT_JRNL nor "
+		       "EXT4_IOC_CHECKPOINT (Linux 5.14)";
+	case JOURNAL_NO_DISCARD:
+		return "the journal device does not support discard "
+		       "(try --journal-erase=zeroout)";
+	default:
+		return "unknown reason";
+	}
+}
+
+int report_all_status(unsigned int tried, unsigned int failed)
+{
+	if (tried && tried == failed)
+		return EXIT_ALL_FAILED;
+	if (tried && failed)
+		return EXIT_SOME_FAILED;
+	return 0;
+}
+
+#ifdef TEST_PROGRAM_REPORT
+#include <string.h>
+
+static int tap_count;
+
+static void check_line(const struct fs_result *res, bool verbose, const char *want)
+{
+	char *got = report_line(res, verbose);
+	bool ok = want ? got && !strcmp(got, want) : !got;
+
+	printf("%sok %d - line '%s' (got '%s')\n", ok ? "" : "not ", ++tap_count,
+	       want ? want : "(none)", got ? got : "(none)");
+	free(got);
+}
+
+static void check_status(unsigned int tried, unsigned int failed, int want)
+{
+	int got = report_all_status(tried, failed);
+
+	printf("%sok %d - %u tried, %u failed: status %d (got %d)\n",
+	       got == want ? "" : "not ", ++tap_count, tried, failed, want, got);
+}
+
+int main(void)
+{
+	struct fs_result r = { .path = "/mnt", .trim_done = true, .trimmed = 24111104 };
+
+	printf("1..13\n");
+	check_line(&r, false, NULL);
+	check_line(&r, true, "/mnt: 23 MiB (24111104 bytes) trimmed");
+	r.device = "/dev/loop0";
+	check_line(&r, true, "/mnt: 23 MiB (24111104 bytes) trimmed on /dev/loop0");
+	r.journal_done = true;
+	r.journal.iface = JOURNAL_IFACE_EXT4_CHECKPOINT;
+	check_line(&r, true, "/mnt: 23 MiB (24111104 bytes) trimmed on /dev/loop0, "
+			     "journal checkpointed and discarded via EXT4_IOC_CHECKPOINT");
+	r.device = NULL;
+	r.erase = JOURNAL_ERASE_ZEROOUT;
+	check_line(&r, true, "/mnt: 23 MiB (24111104 bytes) trimmed, "
+			     "journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT");
+	r.trim_done = false;
+	r.erase = JOURNAL_ERASE_DISCARD;
+	r.journal.iface = JOURNAL_IFACE_CHKPT_JRNL;
+	r.device = "/dev/sda1";
+	check_line(&r, true, "/mnt: journal checkpointed and discarded via "
+			     "FS_IOC_CHKPT_JRNL on /dev/sda1");
+	r.dry_run = true;
+	r.trim_done = true;
+	r.trimmed = 0;
+	check_line(&r, false, "/mnt: 0 B (dry run) trimmed on /dev/sda1, journal discard "
+			      "possible via FS_IOC_CHKPT_JRNL (dry run)");
+	r.journal_done = false;
+	r.device = NULL;
+	check_line(&r, false, "/mnt: 0 B (dry run) trimmed");
+
+	check_status(0, 0, 0);
+	check_status(3, 0, 0);
+	check_status(3, 3, EXIT_ALL_FAILED);
+	check_status(3, 1, EXIT_SOME_FAILED);
+	check_status(1, 1, EXIT_ALL_FAILED);
+	return 0;
+}
+#endif

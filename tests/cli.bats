@@ -1,0 +1,236 @@
+#!/usr/bin/env bats
+# Bad input: one clear line on stderr, the documented status, and no
+# FITRIM or journal ioctl issued.
+
+setup() {
+	load test_helper/common-setup
+	_common_setup
+}
+
+teardown() {
+	_common_teardown
+}
+
+@test "--help goes to stdout, lists every option and exits 0" {
+	run -0 "$FSTRIM_EXT" --help
+	assert_line --partial "Usage:"
+	for opt in --all --fstab --listed-in --offset --length --minimum --types \
+		--journal --journal-only --journal-erase --verbose --quiet-unsupported \
+		--dry-run --help --version; do
+		assert_output --partial -- "$opt"
+	done
+}
+
+@test "--version prints the package version" {
+	run -0 "$FSTRIM_EXT" --version
+	assert_output --regexp '^fstrim-ext [0-9]+\.[0-9]+'
+}
+
+@test "no mountpoint" {
+	run_traced
+	assert_failure 1
+	assert_output "fstrim-ext: no mountpoint specified"
+	assert_no_trim_ioctl
+}
+
+@test "two mountpoints" {
+	run_traced / /tmp
+	assert_failure 1
+	assert_output - <<-'EOT'
+	fstrim-ext: unexpected number of arguments
+	Try 'fstrim-ext --help' for more information.
+	EOT
+	assert_no_trim_ioctl
+}
+
+@test "a missing path" {
+	run_traced /nonexistent/fstrim-ext
+	assert_failure 1
+	assert_output "fstrim-ext: stat of /nonexistent/fstrim-ext failed: No such file or directory"
+	assert_no_trim_ioctl
+}
+
+@test "a regular file" {
+	touch "$BATS_TEST_TMPDIR/file"
+	run_traced "$BATS_TEST_TMPDIR/file"
+	assert_failure 1
+	assert_output "fstrim-ext: $BATS_TEST_TMPDIR/file: not a directory"
+	assert_no_trim_ioctl
+}
+
+@test "--all with --fstab" {
+	run_traced -a -A
+	assert_failure 1
+	assert_output "fstrim-ext: mutually exclusive arguments: --fstab --listed-in --all"
+	assert_no_trim_ioctl
+}
+
+@test "--listed-in with --all" {
+	run_traced -I /etc/fstab --all
+	assert_failure 1
+	assert_output "fstrim-ext: mutually exclusive arguments: --fstab --listed-in --all"
+}
+
+@test "bad sizes for --offset, --length and --minimum" {
+	local opt what value
+	for opt in -o -l -m; do
+		case $opt in
+		-o) what=offset ;;
+		-l) what=length ;;
+		-m) what="minimum extent length" ;;
+		esac
+		for value in 1X -1 ''; do
+			run_traced "$opt" "$value" /
+			assert_failure 1
+			assert_output "fstrim-ext: failed to parse $what: '$value': Invalid argument"
+			assert_no_trim_ioctl
+		done
+		run_traced "$opt" 99999999999999999999999 /
+		assert_failure 1
+		assert_output "fstrim-ext: failed to parse $what: '99999999999999999999999': Numerical result out of range"
+		assert_no_trim_ioctl
+	done
+}
+
+@test "--journal-erase=bogus" {
+	run_traced --journal-erase=bogus /
+	assert_failure 1
+	assert_output - <<-'EOT'
+	fstrim-ext: unknown --journal-erase method 'bogus' (use discard or zeroout)
+	Try 'fstrim-ext --help' for more information.
+	EOT
+	assert_no_trim_ioctl
+}
+
+@test "an unknown option" {
+	run_traced --bogus /
+	assert_failure 1
+	assert_output - <<-'EOT'
+	fstrim-ext: unrecognized option '--bogus'
+	Try 'fstrim-ext --help' for more information.
+	EOT
+	assert_no_trim_ioctl
+}
+
+@test "--types without --all, --fstab or --listed-in" {
+	run_traced -t ext4 /
+	assert_failure 1
+	assert_line --index 0 "fstrim-ext: --types works only with --all, --fstab or --listed-in"
+	assert_no_trim_ioctl
+}
+
+@test "--listed-in naming only missing files and a directory" {
+	run_traced -I "/nonexistent/a:$BATS_TEST_TMPDIR:/nonexistent/b"
+	assert_failure 32
+	assert_output "fstrim-ext: no readable mount table in '/nonexistent/a:$BATS_TEST_TMPDIR:/nonexistent/b'"
+	assert_no_trim_ioctl
+}
+
+@test "--listed-in naming an empty file" {
+	: >"$BATS_TEST_TMPDIR/empty"
+	run_traced -I "$BATS_TEST_TMPDIR/empty"
+	assert_failure 32
+	assert_output "fstrim-ext: no filesystem is listed in '$BATS_TEST_TMPDIR/empty'"
+	assert_no_trim_ioctl
+}
+
+@test "--listed-in with a malformed fstab line says so and goes on" {
+	printf '%s\n' 'tmpfs /nonexistent/t tmpfs defaults 0 0' '/dev/loop-none' >"$BATS_TEST_TMPDIR/fstab"
+	run_traced -I "$BATS_TEST_TMPDIR/fstab"
+	assert_success
+	assert_output "fstrim-ext: $BATS_TEST_TMPDIR/fstab: parse error at line 2 -- ignored"
+	assert_no_trim_ioctl
+}
+
+# bats test_tags=root
+@test "without CAP_SYS_ADMIN nothing is issued" {
+	require_root
+	require_cmd capsh strace
+	STRACE_LOG="$BATS_TEST_TMPDIR/strace.log"
+	run strace -f -qq -e trace=ioctl -o "$STRACE_LOG" \
+		capsh --drop=cap_sys_admin -- -c "exec '$FSTRIM_EXT' --journal /"
+	assert_failure 1
+	assert_output "fstrim-ext: CAP_SYS_ADMIN is required to trim filesystems"
+	assert_no_trim_ioctl
+}
+
+# bats test_tags=root
+@test "a subdirectory of a mountpoint is refused" {
+	require_root
+	make_loop_fs ext4 64
+	mkdir "$MNT/sub"
+	run_traced --journal "$MNT/sub"
+	assert_failure 1
+	assert_output "fstrim-ext: $MNT/sub: not the root of a filesystem (mounted on $MNT)"
+	assert_no_trim_ioctl
+}
+
+# bats test_tags=root
+@test "a bind mount of a subdirectory is refused" {
+	require_root
+	make_loop_fs ext4 64
+	mkdir "$MNT/sub" "$BATS_TEST_TMPDIR/bind"
+	track_mount --bind "$MNT/sub" "$BATS_TEST_TMPDIR/bind"
+	run_traced --journal "$BATS_TEST_TMPDIR/bind"
+	assert_failure 1
+	assert_output "fstrim-ext: $BATS_TEST_TMPDIR/bind: not the root of a filesystem (bind mount of /sub from $LOOPDEV)"
+	assert_no_trim_ioctl
+}
+
+# bats test_tags=root
+@test "a symlink to a mountpoint is resolved, then checked" {
+	require_root
+	make_loop_fs ext4 64
+	mkdir "$MNT/sub"
+	ln -s "$MNT" "$BATS_TEST_TMPDIR/link"
+	ln -s "$MNT/sub" "$BATS_TEST_TMPDIR/sublink"
+
+	run -0 "$FSTRIM_EXT" -v "$BATS_TEST_TMPDIR/link"
+	assert_output --regexp "^$BATS_TEST_TMPDIR/link: .* \([0-9]+ bytes\) trimmed$"
+
+	run_traced "$BATS_TEST_TMPDIR/sublink"
+	assert_failure 1
+	assert_output "fstrim-ext: $BATS_TEST_TMPDIR/sublink: not the root of a filesystem (mounted on $MNT)"
+	assert_no_trim_ioctl
+}
+
+# bats test_tags=root
+@test "a mountpoint whose path has a space and a newline" {
+	require_root
+	make_loop_fs ext4 64
+	local odd="$BATS_TEST_TMPDIR/with space and"$'\n'"newline"
+	mkdir "$odd"
+	track_mount "$LOOPDEV" "$odd"
+	run -0 "$FSTRIM_EXT" -v --journal "$odd"
+	assert_output --regexp "^$BATS_TEST_TMPDIR/with space and"$'\n'"newline: .* trimmed, journal checkpointed and discarded via [A-Z_0-9]+$"
+	run_traced "$odd/lost+found"
+	assert_failure 1
+	assert_no_trim_ioctl
+}
+
+# bats test_tags=root
+@test "a tmpfs: FITRIM unsupported, no journal ioctl" {
+	require_root
+	mkdir "$BATS_TEST_TMPDIR/t"
+	track_mount -t tmpfs tmpfs "$BATS_TEST_TMPDIR/t"
+	run_traced --journal "$BATS_TEST_TMPDIR/t"
+	assert_failure 1
+	assert_output - <<-EOT
+	fstrim-ext: $BATS_TEST_TMPDIR/t: the discard operation is not supported
+	fstrim-ext: $BATS_TEST_TMPDIR/t: the journal step is not supported: tmpfs has no journal erase interface
+	EOT
+	if grep -E '0x66, 0x2b' "$STRACE_LOG"; then
+		fail "a journal ioctl was issued on tmpfs"
+	fi
+	run -0 "$FSTRIM_EXT" --journal --quiet-unsupported "$BATS_TEST_TMPDIR/t"
+	assert_output ""
+}
+
+# bats test_tags=root
+@test "output that cannot be written is an error" {
+	require_root
+	make_loop_fs ext4 64
+	run bash -c "'$FSTRIM_EXT' -v '$MNT' >/dev/full"
+	assert_failure 1
+	assert_output "fstrim-ext: write error: No space left on device"
+}
