@@ -383,8 +383,22 @@ static bool is_readonly_fs(struct libmnt_fs *live)
 }
 
 /*
+ * Whether the device a table names is the one mounted. btrfs and other
+ * filesystems on anonymous devices (major 0) cannot be compared so.
+ */
+static bool is_same_device(struct libmnt_fs *live, const char *source)
+{
+	dev_t devno = mnt_fs_get_devno(live);
+	struct stat st;
+
+	if (!major(devno) || stat(source, &st) != 0 || !S_ISBLK(st.st_mode))
+		return true;
+	return st.st_rdev == devno;
+}
+
+/*
  * The checks that need the live system: the mount now visible at the
- * target must be the entry's own (or, for fstab, mounted there at all),
+ * target must be the entry's own (for fstab: of the device it names),
  * show the root of its filesystem, be writable, a directory, and sit on
  * a device that can discard.
  */
@@ -407,6 +421,8 @@ static bool live_usable(struct selection *sel, struct candidate *c)
 		return false;
 	if (!is_filesystem_root(live, c->target) || is_readonly_fs(live))
 		return false;
+	if (!is_same_device(live, c->source))
+		return false;	/* fstab names another filesystem than the one there */
 	if (!has_discard(c->source))
 		return false;
 	c->live_id = (int)stx.stx_mnt_id;

@@ -1,0 +1,178 @@
+#!/usr/bin/env bats
+# The journal step on real loop filesystems: what the user would check
+# on the device afterwards.
+
+setup() {
+	load test_helper/common-setup
+	_common_setup
+	require_root
+	require_cmd strace debugfs e2fsck strings
+}
+
+teardown() {
+	_common_teardown
+}
+
+# Unmount the test filesystem so that the image can be read as a whole.
+unmount_test_fs() {
+	umount "$MNT"
+}
+
+# journal_nonzero_bytes IMG: bytes of the journal, after its superblock,
+# that are not zero.
+journal_nonzero_bytes() {
+	local dump="$BATS_TEST_TMPDIR/journal.dump" bs
+	bs=$(dumpe2fs -h "$1" 2>/dev/null | awk -F: '/^Block size/ { gsub(/ /, "", $2); print $2 }')
+	debugfs -R "dump <8> $dump" "$1" >/dev/null 2>&1
+	tail -c +"$((bs + 1))" "$dump" | tr -d '\0' | wc -c
+}
+
+@test "--journal: no deleted name or content of a synced deletion stays on the device" {
+	make_loop_fs ext4 192 -b 4096
+	make_pii_files "$MNT/keep" KEPT 20
+	make_pii_files "$MNT/gone" GONE 50
+	sync
+	(cd "$MNT/keep" && sha256sum -- *) >"$BATS_TEST_TMPDIR/kept.sum"
+	rm -rf "$MNT/gone"
+	sync
+
+	# the deletion alone leaves the names and contents readable
+	run count_on_image "$IMG" 'PII-SSN-GONE'
+	((output > 0)) || fail "expected deleted names on the image before the run"
+	run count_on_image "$IMG" 'CONTENT-GONE'
+	((output > 0)) || fail "expected deleted contents on the image before the run"
+
+	run -0 "$FSTRIM_EXT" -v --journal "$MNT"
+	assert_output --regexp "^$MNT: .* \([0-9]+ bytes\) trimmed, journal checkpointed and discarded via (FS_IOC_CHKPT_JRNL|EXT4_IOC_CHECKPOINT)$"
+
+	unmount_test_fs
+	run count_on_image "$IMG" 'PII-SSN-GONE'
+	assert_output 0
+	run count_on_image "$IMG" 'CONTENT-GONE'
+	assert_output 0
+	run -0 e2fsck -fn "$IMG"
+
+	mount "$LOOPDEV" "$MNT"
+	MOUNTS+=("$MNT")
+	(cd "$MNT/keep" && sha256sum -c --quiet "$BATS_TEST_TMPDIR/kept.sum")
+}
+
+@test "--journal tries FS_IOC_CHKPT_JRNL, and falls back to EXT4_IOC_CHECKPOINT without the patch" {
+	make_loop_fs ext4 64 -b 4096
+	run_traced -v --journal "$MNT"
+	assert_success
+	# strace names the ioctls by number: size 8 is FS_IOC_CHKPT_JRNL, 4 EXT4_IOC_CHECKPOINT
+	run grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x8\)' "$STRACE_LOG"
+	assert_output 1
+	if [[ -e /sys/fs/ext4/features/chkpt_jrnl ]]; then
+		run grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x4\)' "$STRACE_LOG"
+		assert_output 0
+	else
+		run grep -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x8\).*ENOTTY' "$STRACE_LOG"
+		assert_success
+		run grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x4\).* = 0$' "$STRACE_LOG"
+		assert_output 1
+		run -0 "$FSTRIM_EXT" -v --journal "$MNT"
+		assert_output --partial "via EXT4_IOC_CHECKPOINT"
+	fi
+	# syncfs, FITRIM, the journal, FITRIM again
+	run grep -c FITRIM "$STRACE_LOG"
+	assert_output 2
+}
+
+@test "--journal leaves the journal blocks reading as zeroes" {
+	make_loop_fs ext4 128 -b 4096
+	make_pii_files "$MNT/d" J 200
+	sync
+	run -0 "$FSTRIM_EXT" --journal "$MNT"
+	assert_output ""
+	unmount_test_fs
+	run journal_nonzero_bytes "$IMG"
+	assert_output 0
+	run -0 e2fsck -fn "$IMG"
+}
+
+@test "--journal-erase=zeroout writes zeroes over the journal" {
+	make_loop_fs ext4 128 -b 4096
+	make_pii_files "$MNT/d" Z 200
+	sync
+	run -0 "$FSTRIM_EXT" -v --journal-erase=zeroout "$MNT"
+	assert_output --regexp "^$MNT: .* trimmed, journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT$"
+	unmount_test_fs
+	run journal_nonzero_bytes "$IMG"
+	assert_output 0
+	run -0 e2fsck -fn "$IMG"
+}
+
+@test "--journal-only erases the journal and issues no FITRIM" {
+	make_loop_fs ext4 64 -b 4096
+	run_traced -v --journal-only "$MNT"
+	assert_success
+	assert_output --regexp "^$MNT: journal checkpointed and discarded via (FS_IOC_CHKPT_JRNL|EXT4_IOC_CHECKPOINT)$"
+	run grep -c FITRIM "$STRACE_LOG"
+	assert_output 0
+}
+
+@test "--dry-run --journal probes and changes nothing" {
+	make_loop_fs ext4 64 -b 4096 -E lazy_itable_init=0,lazy_journal_init=0
+	make_pii_files "$MNT/d" DRY 20
+	rm -rf "$MNT/d"
+	sync
+	local before
+	before=$(sha256sum <"$IMG")
+	run_traced --dry-run --journal "$MNT"
+	assert_success
+	assert_output "$MNT: 0 B (dry run) trimmed, journal discard possible via EXT4_IOC_CHECKPOINT (dry run)"
+	run grep -c FITRIM "$STRACE_LOG"
+	assert_output 0
+	run grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x8\)' "$STRACE_LOG"
+	assert_output 0
+	sync
+	[[ $(sha256sum <"$IMG") == "$before" ]] || fail "the image changed in a dry run"
+}
+
+@test "ext4 without a journal: the journal step is unsupported" {
+	make_loop_fs ext4 64 -b 4096 -O ^has_journal
+	run -1 "$FSTRIM_EXT" --journal "$MNT"
+	assert_output "fstrim-ext: $MNT: the journal step is not supported: the filesystem has no journal"
+	run -0 "$FSTRIM_EXT" --journal --quiet-unsupported "$MNT"
+	assert_output ""
+}
+
+@test "a journal device without discard: unsupported, with the hint; zeroout works" {
+	make_loop_fs ext4 64 -b 4096
+	disable_discard "$LOOPDEV"
+	run -1 "$FSTRIM_EXT" --journal-only "$MNT"
+	assert_output "fstrim-ext: $MNT: the journal step is not supported: the journal device does not support discard (try --journal-erase=zeroout)"
+	run -0 "$FSTRIM_EXT" -v --journal-only --journal-erase=zeroout "$MNT"
+	assert_output "$MNT: journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT"
+}
+
+@test "xfs and btrfs: trimmed, the journal step is unsupported" {
+	require_cmd mkfs.xfs mkfs.btrfs
+	make_loop_fs xfs 320
+	run -1 "$FSTRIM_EXT" -v --journal "$MNT"
+	assert_line --regexp "^$MNT: .* \([0-9]+ bytes\) trimmed$"
+	assert_line "fstrim-ext: $MNT: the journal step is not supported: xfs has no journal erase interface"
+	run -0 "$FSTRIM_EXT" --journal --quiet-unsupported "$MNT"
+	assert_output ""
+
+	make_loop_fs btrfs 256
+	run -1 "$FSTRIM_EXT" --journal "$MNT"
+	assert_output "fstrim-ext: $MNT: the journal step is not supported: btrfs has no journal erase interface"
+}
+
+@test "data=journal: deleted contents leave the journal too" {
+	MOUNT_OPTS=data=journal make_loop_fs ext4 192 -b 4096
+	make_pii_files "$MNT/keep" DJKEEP 20
+	make_pii_files "$MNT/gone" DJGONE 60
+	sync
+	rm -rf "$MNT/gone"
+	run -0 "$FSTRIM_EXT" --journal "$MNT"
+	unmount_test_fs
+	run count_on_image "$IMG" 'DJGONE'
+	assert_output 0
+	run count_on_image "$IMG" 'CONTENT-DJKEEP'
+	((output > 0)) || fail "kept contents are missing"
+	run -0 e2fsck -fn "$IMG"
+}

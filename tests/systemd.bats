@@ -1,0 +1,166 @@
+#!/usr/bin/env bats
+# shellcheck disable=SC2154  # top_srcdir comes from the environment
+# fstrim-ext.service and fstrim-ext.timer: they verify, the service's
+# sandbox rates 2.0 or lower, and fstrim-ext still does its work inside an
+# emulation of that sandbox.
+
+setup() {
+	load test_helper/common-setup
+	load test_helper/dist
+	_common_setup
+	SERVICE_IN="$top_srcdir/systemd/fstrim-ext.service.in"
+	TIMER="$top_srcdir/systemd/fstrim-ext.timer"
+}
+
+teardown() {
+	_common_teardown
+}
+
+@test "service and timer pass systemd-analyze verify, man page included" {
+	require_cmd systemd-analyze man
+	make_units "$BATS_TEST_TMPDIR"
+	make_man "$BATS_TEST_TMPDIR/man"
+	cd "$BATS_TEST_TMPDIR"
+	MANPATH="$BATS_TEST_TMPDIR/man" run systemd-analyze verify --man=yes \
+		./fstrim-ext.service ./fstrim-ext.timer
+	assert_success
+	assert_output ''
+}
+
+@test "the service's exposure is 2.0 or lower" {
+	require_cmd systemd-analyze
+	make_units "$BATS_TEST_TMPDIR"
+	run systemd-analyze security --offline=yes --no-pager \
+		"$BATS_TEST_TMPDIR/fstrim-ext.service"
+	assert_success
+	score=$(sed -n 's/.*Overall exposure level for fstrim-ext\.service: \([0-9.]*\).*/\1/p' \
+		<<<"$output")
+	[[ -n $score ]] || fail "no exposure level in: $output"
+	echo "# exposure level $score" >&3
+	awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }' || fail "exposure $score > 2.0"
+}
+
+@test "the service runs the fstab/mountinfo journal command line once" {
+	assert_equal "$(unit_values "$SERVICE_IN" Type)" oneshot
+	assert_equal "$(unit_values "$SERVICE_IN" ExecStart)" \
+		'@sbindir@/fstrim-ext --listed-in /etc/fstab:/proc/self/mountinfo --verbose --quiet-unsupported --journal'
+	assert_equal "$(unit_values "$SERVICE_IN" ConditionVirtualization)" '!container'
+	assert_equal "$(unit_values "$SERVICE_IN" Documentation)" 'man:fstrim-ext(8)'
+}
+
+@test "the service sandboxes strictly without hiding any filesystem" {
+	assert_equal "$(unit_values "$SERVICE_IN" ProtectSystem)" strict
+	assert_equal "$(unit_values "$SERVICE_IN" CapabilityBoundingSet)" \
+		'CAP_SYS_ADMIN CAP_DAC_READ_SEARCH'
+	assert_equal "$(unit_values "$SERVICE_IN" NoNewPrivileges)" yes
+	# these would cover /dev, /tmp, /var/tmp or /home (see the unit)
+	refute [ "$(unit_values "$SERVICE_IN" PrivateDevices)" = yes ]
+	refute [ "$(unit_values "$SERVICE_IN" PrivateTmp)" = yes ]
+	run unit_values "$SERVICE_IN" ProtectHome
+	refute_output --regexp '^(yes|tmpfs)$'
+	refute [ "$(unit_values "$SERVICE_IN" PrivateUsers)" = yes ]
+	refute [ "$(unit_values "$SERVICE_IN" ProcSubset)" = pid ]
+}
+
+@test "the timer is weekly, persistent, spread, and not in containers or the initrd" {
+	assert_equal "$(unit_values "$TIMER" OnCalendar)" weekly
+	assert_equal "$(unit_values "$TIMER" Persistent)" true
+	assert_equal "$(unit_values "$TIMER" RandomizedDelaySec)" 100min
+	assert_equal "$(unit_values "$TIMER" AccuracySec)" 1h
+	assert_equal "$(unit_values "$TIMER" ConditionVirtualization)" '!container'
+	assert_equal "$(unit_values "$TIMER" ConditionPathExists)" '!/etc/initrd-release'
+	assert_equal "$(unit_values "$TIMER" WantedBy)" timers.target
+}
+
+# --- the sandbox, emulated --------------------------------------------------
+
+# A writable ext4 on loop, with a journal that has seen work, mounted where
+# only its owner may enter (as in a home directory), listed by UUID= in an
+# fstab that also names / (not to be touched by the test).
+_sandbox_fs() {
+	require_root
+	require_cmd capsh unshare findmnt blkid mkfs.ext4 systemd-analyze /usr/bin/python3
+	/usr/bin/python3 -c 'import seccomp' 2>/dev/null || _skip_or_fail "needs python3-seccomp"
+	make_loop_fs ext4 64 -b 4096
+	umount "$MNT"
+	HOME_DIR="$BATS_TEST_TMPDIR/home-of-nobody"
+	mkdir -m 0700 "$HOME_DIR"
+	MNT="$HOME_DIR/data"
+	mkdir "$MNT"
+	track_mount "$LOOPDEV" "$MNT"
+	for i in $(seq 1 40); do echo "secret $i" >"$MNT/file$i"; done
+	sync
+	rm -f "$MNT"/file*
+	sync
+	chmod 0700 "$MNT"
+	chown nobody "$MNT" "$HOME_DIR"
+	FSTAB="$BATS_TEST_TMPDIR/fstab"
+	printf '%s\n' "none / auto defaults,X-fstrim.notrim 0 0" \
+		"UUID=$(blkid -o value -s UUID "$LOOPDEV") $MNT ext4 defaults 0 2" >"$FSTAB"
+	make_units "$BATS_TEST_TMPDIR"
+	UNIT="$BATS_TEST_TMPDIR/fstrim-ext.service"
+	mapfile -t ARGS < <(service_args)
+}
+
+# bats test_tags=root
+@test "sandbox emulation: read-only view, the unit's capabilities, seccomp" {
+	_sandbox_fs
+	# shellcheck disable=SC2016
+	sandbox_run "$UNIT" -- /bin/sh -c '
+		grep -E "^(CapBnd|CapEff|NoNewPrivs|Seccomp):" /proc/self/status
+		touch "$1/probe" 2>&1
+		head -c 1 "$2" >/dev/null && echo "block read ok"
+		echo x 2>&1 >"$2"
+		findmnt -n -o OPTIONS /proc' sh "$MNT" "$LOOPDEV"
+	assert_success
+	assert_line 'CapBnd:	0000000000200004'
+	assert_line 'CapEff:	0000000000200004'
+	assert_line 'NoNewPrivs:	1'
+	assert_line 'Seccomp:	2'
+	assert_line --partial 'Read-only file system'
+	assert_line 'block read ok'
+	assert_line --partial 'Operation not permitted'
+	assert_line --regexp 'hidepid=invisible'
+	assert_line --index 0 --regexp '^Cap'	# nothing before the command ran
+}
+
+# bats test_tags=root
+@test "sandbox emulation: the unit's command trims and checkpoints a UUID= filesystem" {
+	_sandbox_fs
+	sandbox_run "$UNIT" --fstab "$FSTAB" -- "$FSTRIM_EXT" "${ARGS[@]}"
+	assert_success
+	assert_output --regexp "^$MNT: [0-9.]+ [KMG]?i?B \([0-9]+ bytes\) trimmed on $LOOPDEV, journal checkpointed and discarded via (FS_IOC_CHKPT_JRNL|EXT4_IOC_CHECKPOINT)\$"
+}
+
+# bats test_tags=root
+@test "sandbox emulation: --all selects the filesystem although its view is read-only" {
+	_sandbox_fs
+	sandbox_run "$UNIT" -- "$FSTRIM_EXT" --all --dry-run --journal
+	assert_line --regexp "^$MNT: 0 B \(dry run\) trimmed on $LOOPDEV, journal discard possible via (FS_IOC_CHKPT_JRNL|EXT4_IOC_CHECKPOINT) \(dry run\)\$"
+}
+
+# bats test_tags=root
+@test "sandbox emulation: without PrivateDevices=no the UUID= filesystem drops out" {
+	_sandbox_fs
+	sandbox_run "$UNIT" --fstab "$FSTAB" --private-dev -- "$FSTRIM_EXT" "${ARGS[@]}"
+	assert_success
+	refute_output --partial "$MNT"
+}
+
+# bats test_tags=root
+@test "sandbox emulation: without DeviceAllow=block-* r the UUID= filesystem drops out" {
+	_sandbox_fs
+	sed -i '/^DeviceAllow=block-\* r$/d' "$UNIT"
+	sandbox_run "$UNIT" --fstab "$FSTAB" -- "$FSTRIM_EXT" "${ARGS[@]}"
+	assert_success
+	refute_output --partial "$MNT"
+}
+
+# bats test_tags=root
+@test "sandbox emulation: without CAP_DAC_READ_SEARCH a 0700 mountpoint drops out" {
+	_sandbox_fs
+	sed -i 's/^CapabilityBoundingSet=.*/CapabilityBoundingSet=CAP_SYS_ADMIN/' "$UNIT"
+	sandbox_run "$UNIT" --fstab "$FSTAB" -- "$FSTRIM_EXT" "${ARGS[@]}"
+	assert_success
+	refute_output --partial "$MNT"
+}
