@@ -166,6 +166,8 @@ struct candidate {
 	size_t order;		/* position in the table */
 	int live_id;		/* mount ID seen at the target now */
 	bool dropped;
+	dev_t source_dev;	/* of the source; 0 when not a block device */
+	bool discard_ok;	/* the source can discard and is writable */
 };
 
 struct selection {
@@ -222,12 +224,8 @@ static int cmp_source_order(const void *pa, const void *pb)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-/*
- * Keep one candidate per key: the last in table order for mountpoints
- * (a later mount hides an earlier one), the first for devices.
- */
-static int dedup(struct selection *sel, int (*cmp)(const void *, const void *),
-		 bool keep_last)
+/* Keep one candidate per mountpoint: the last, a later mount hides an earlier one. */
+static int dedup_by_target(struct selection *sel)
 {
 	struct candidate **idx;
 	size_t i, n = 0;
@@ -238,22 +236,11 @@ static int dedup(struct selection *sel, int (*cmp)(const void *, const void *),
 	for (i = 0; i < sel->count; i++)
 		if (!sel->cands[i].dropped)
 			idx[n++] = &sel->cands[i];
-	qsort(idx, n, sizeof(*idx), cmp);
+	qsort(idx, n, sizeof(*idx), cmp_target_order);
 
-	for (i = 0; i + 1 < n; i++) {
-		struct candidate *a = idx[i], *b = idx[i + 1];
-		int same = cmp == cmp_target_order ? !cmp_paths(a->target, b->target)
-						  : !cmp_paths(a->source, b->source);
-
-		if (!same)
-			continue;
-		if (keep_last)
-			a->dropped = true;	/* b comes later in the table */
-		else {
-			b->dropped = true;
-			idx[i + 1] = a;		/* carry the first on */
-		}
-	}
+	for (i = 0; i + 1 < n; i++)
+		if (!cmp_paths(idx[i]->target, idx[i + 1]->target))
+			idx[i]->dropped = true;	/* the next comes later in the table */
 	free(idx);
 	return 0;
 }
@@ -386,14 +373,13 @@ static bool is_readonly_fs(struct libmnt_fs *live)
  * Whether the device a table names is the one mounted. btrfs and other
  * filesystems on anonymous devices (major 0) cannot be compared so.
  */
-static bool is_same_device(struct libmnt_fs *live, const char *source)
+static bool is_same_device(struct libmnt_fs *live, const struct candidate *c)
 {
 	dev_t devno = mnt_fs_get_devno(live);
-	struct stat st;
 
-	if (!major(devno) || stat(source, &st) != 0 || !S_ISBLK(st.st_mode))
+	if (!major(devno) || !c->source_dev)
 		return true;
-	return st.st_rdev == devno;
+	return c->source_dev == devno;
 }
 
 /*
@@ -421,9 +407,9 @@ static bool live_usable(struct selection *sel, struct candidate *c)
 		return false;
 	if (!is_filesystem_root(live, c->target) || is_readonly_fs(live))
 		return false;
-	if (!is_same_device(live, c->source))
+	if (!is_same_device(live, c))
 		return false;	/* fstab names another filesystem than the one there */
-	if (!has_discard(c->source))
+	if (!c->discard_ok)
 		return false;
 	c->live_id = (int)stx.stx_mnt_id;
 	return true;
@@ -535,30 +521,74 @@ static int collect(struct selection *sel, struct fs_list *list)
 static bool skip_live_checks;
 #endif
 
+static bool is_usable(struct selection *sel, struct candidate *c)
+{
+#ifdef TEST_PROGRAM_MOUNTS
+	if (skip_live_checks)
+		return true;
+#endif
+	return live_usable(sel, c);
+}
+
+/*
+ * The live checks and fstrim's de-duplication by device, which keeps the
+ * first usable entry: entries of one device are checked in table order
+ * until one passes, and the others are dropped without a look. The
+ * device itself (a stat and sysfs files) is asked about once. A
+ * container host has tens of thousands of bind mounts of a handful of
+ * devices; checking every entry was most of the time of a selection.
+ */
+static int select_per_device(struct selection *sel)
+{
+	struct candidate **idx;
+	size_t i, j, k, n = 0;
+
+	idx = calloc(sel->count ? sel->count : 1, sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	for (i = 0; i < sel->count; i++)
+		if (!sel->cands[i].dropped)
+			idx[n++] = &sel->cands[i];
+	qsort(idx, n, sizeof(*idx), cmp_source_order);
+
+	for (i = 0; i < n; i = j) {
+		bool found = false, discard_ok;
+		struct stat st;
+		dev_t dev = 0;
+
+		for (j = i + 1; j < n && !cmp_paths(idx[i]->source, idx[j]->source); j++)
+			;
+		if (stat(idx[i]->source, &st) == 0 && S_ISBLK(st.st_mode))
+			dev = st.st_rdev;
+		discard_ok = has_discard(idx[i]->source);
+
+		for (k = i; k < j; k++) {
+			struct candidate *c = idx[k];
+
+			c->source_dev = dev;
+			c->discard_ok = discard_ok;
+			if (found || !is_usable(sel, c))
+				c->dropped = true;
+			else
+				found = true;
+		}
+	}
+	free(idx);
+	return 0;
+}
+
 static int select_from_table(struct selection *sel, struct fs_list *list)
 {
-	size_t i;
 	int rc;
 
 	rc = load_candidates(sel);
 	if (!rc)
-		rc = dedup(sel, cmp_target_order, true);
+		rc = dedup_by_target(sel);
 	if (rc)
 		return rc;
 
 	apply_table_rules(sel);
-	for (i = 0; i < sel->count; i++) {
-		struct candidate *c = &sel->cands[i];
-
-#ifdef TEST_PROGRAM_MOUNTS
-		if (skip_live_checks)
-			continue;
-#endif
-		if (!c->dropped && !live_usable(sel, c))
-			c->dropped = true;
-	}
-
-	rc = dedup(sel, cmp_source_order, false);
+	rc = select_per_device(sel);
 	if (rc)
 		return rc;
 	return collect(sel, list);
