@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -20,6 +21,7 @@
 #include "caps.h"
 #include "journal.h"
 #include "mounts.h"
+#include "remnants.h"
 #include "report.h"
 #include "sizes.h"
 #include "trim.h"
@@ -120,6 +122,33 @@ static int worse(int a, int b)
 }
 
 /*
+ * Say what the steps could not remove, as far as the kernel shows it:
+ * free space in chunks below the discard granularity, which FITRIM
+ * skips, measured; and, with --verbose, that on kernels without the
+ * directory-pack fix deleted names may remain inside live directory
+ * blocks, which is true of every such kernel and so not said each run.
+ */
+static void warn_remnants(int fd, const char *path, bool verbose)
+{
+	char size[SIZE_HUMAN_MAX], gran[SIZE_HUMAN_MAX];
+	struct remnants rem = { 0 };
+	struct statfs sfs;
+	struct stat st;
+
+	if (fstat(fd, &st) != 0 || fstatfs(fd, &sfs) != 0 ||
+	    remnants_check_dev(st.st_dev, (unsigned int)sfs.f_bsize, &rem) != 0)
+		return;
+	if (rem.small_free_bytes)
+		warnx("%s: warning: up to %s of free space lies in extents smaller than "
+		      "the discard granularity (%s) and was not discarded", path,
+		      size_to_human(rem.small_free_bytes, size, sizeof(size)),
+		      size_to_human(rem.discard_granularity, gran, sizeof(gran)));
+	if (verbose && remnants_names_may_remain(&rem))
+		warnx("%s: warning: the kernel lacks the directory-pack fix; names of "
+		      "deleted files may remain inside live directory blocks", path);
+}
+
+/*
  * The steps on one filesystem, through the descriptor that was checked.
  * Returns 0, 1 when a step is unsupported, or -errno.
  */
@@ -173,6 +202,8 @@ static int process_fs(const struct fstrim_control *ctl, int fd, const char *path
 			if (res.trim_done && !ctl->dryrun &&
 			    trim_fs(fd, &ctl->range, &more) == 0)
 				res.trimmed += more;
+			if (!ctl->dryrun)
+				warn_remnants(fd, path, ctl->verbose);
 		} else if (journal_rc == 1 && !ctl->quiet_unsupp) {
 			warnx("%s: the journal step is not supported: %s", path,
 			      report_journal_reason(&res.journal, fstype));

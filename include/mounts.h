@@ -9,7 +9,7 @@
 /* One filesystem chosen for trimming, as the live mount table shows it. */
 struct fs_entry {
 	char *target;		/* mountpoint, as named by the table it came from */
-	char *source;		/* device path; NULL for a single path */
+	char *source;		/* device path; for a single path only reported */
 	char *fstype;
 	int mnt_id;		/* mount ID in /proc/self/mountinfo */
 };

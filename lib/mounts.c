@@ -149,7 +149,8 @@ int mounts_lookup_path(const char *path, struct fs_entry *fs, struct path_lookup
 		why->source = mnt_fs_get_srcpath(mnt) ? strdup(mnt_fs_get_srcpath(mnt)) :
 			      strdup(mnt_fs_get_source(mnt) ? mnt_fs_get_source(mnt) : "?");
 	} else {
-		rc = dup_entry(mnt, rpath, NULL, fs);
+		/* the source is for reports; no " on DEVICE" for a single path */
+		rc = dup_entry(mnt, rpath, mnt_fs_get_srcpath(mnt), fs);
 	}
 
 	mnt_unref_table(tab);

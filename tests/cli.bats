@@ -201,7 +201,7 @@ teardown() {
 	local odd="$BATS_TEST_TMPDIR/with space and"$'\n'"newline"
 	mkdir "$odd"
 	track_mount "$LOOPDEV" "$odd"
-	run -0 "$FSTRIM_EXT" -v --journal "$odd"
+	run -0 --separate-stderr "$FSTRIM_EXT" -v --journal "$odd"
 	assert_output --regexp "^$BATS_TEST_TMPDIR/with space and"$'\n'"newline: .* trimmed, journal checkpointed and discarded via [A-Z_0-9]+$"
 	run_traced "$odd/lost+found"
 	assert_failure 1

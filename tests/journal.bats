@@ -42,7 +42,7 @@ journal_nonzero_bytes() {
 	run count_on_image "$IMG" 'CONTENT-GONE'
 	((output > 0)) || fail "expected deleted contents on the image before the run"
 
-	run -0 "$FSTRIM_EXT" -v --journal "$MNT"
+	run -0 --separate-stderr "$FSTRIM_EXT" -v --journal "$MNT"
 	assert_output --regexp "^$MNT: .* \([0-9]+ bytes\) trimmed, journal checkpointed and discarded via (FS_IOC_CHKPT_JRNL|EXT4_IOC_CHECKPOINT)$"
 
 	unmount_test_fs
@@ -59,7 +59,7 @@ journal_nonzero_bytes() {
 
 @test "--journal tries FS_IOC_CHKPT_JRNL, and falls back to EXT4_IOC_CHECKPOINT without the patch" {
 	make_loop_fs ext4 64 -b 4096
-	run_traced -v --journal "$MNT"
+	run_traced_stdout -v --journal "$MNT"
 	assert_success
 	# strace names the ioctls by number: size 8 is FS_IOC_CHKPT_JRNL, 4 EXT4_IOC_CHECKPOINT
 	run grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x8\)' "$STRACE_LOG"
@@ -72,7 +72,7 @@ journal_nonzero_bytes() {
 		assert_success
 		run grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x4\).* = 0$' "$STRACE_LOG"
 		assert_output 1
-		run -0 "$FSTRIM_EXT" -v --journal "$MNT"
+		run -0 --separate-stderr "$FSTRIM_EXT" -v --journal "$MNT"
 		assert_output --partial "via EXT4_IOC_CHECKPOINT"
 	fi
 	# syncfs, FITRIM, the journal, FITRIM again
@@ -96,7 +96,7 @@ journal_nonzero_bytes() {
 	make_loop_fs ext4 128 -b 4096
 	make_pii_files "$MNT/d" Z 200
 	sync
-	run -0 "$FSTRIM_EXT" -v --journal-erase=zeroout "$MNT"
+	run -0 --separate-stderr "$FSTRIM_EXT" -v --journal-erase=zeroout "$MNT"
 	assert_output --regexp "^$MNT: .* trimmed, journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT$"
 	unmount_test_fs
 	run journal_nonzero_bytes "$IMG"
@@ -106,7 +106,7 @@ journal_nonzero_bytes() {
 
 @test "--journal-only erases the journal and issues no FITRIM" {
 	make_loop_fs ext4 64 -b 4096
-	run_traced -v --journal-only "$MNT"
+	run_traced_stdout -v --journal-only "$MNT"
 	assert_success
 	assert_output --regexp "^$MNT: journal checkpointed and discarded via (FS_IOC_CHKPT_JRNL|EXT4_IOC_CHECKPOINT)$"
 	run grep -c FITRIM "$STRACE_LOG"
@@ -144,7 +144,7 @@ journal_nonzero_bytes() {
 	disable_discard "$LOOPDEV"
 	run -1 "$FSTRIM_EXT" --journal-only "$MNT"
 	assert_output "fstrim-ext: $MNT: the journal step is not supported: the journal device does not support discard (try --journal-erase=zeroout)"
-	run -0 "$FSTRIM_EXT" -v --journal-only --journal-erase=zeroout "$MNT"
+	run -0 --separate-stderr "$FSTRIM_EXT" -v --journal-only --journal-erase=zeroout "$MNT"
 	assert_output "$MNT: journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT"
 }
 

@@ -85,7 +85,7 @@ our_lines() {
 	mount -o remount,bind,ro "$ro"
 	printf '%s\n' "$LOOPDEV $ro ext4 ro 0 0" >"$TAB"
 
-	run -0 "$FSTRIM_EXT" -v --journal -I "$TAB"
+	run -0 --separate-stderr "$FSTRIM_EXT" -v --journal -I "$TAB"
 	assert_output --regexp "^$ro: .* trimmed on $LOOPDEV, journal checkpointed and discarded via [A-Z_0-9]+$"
 
 	# fstrim judges by access(W_OK) on the view and skips it

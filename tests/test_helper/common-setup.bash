@@ -94,10 +94,16 @@ track_mount() {
 }
 
 # Run the command under strace and fail if it issued FITRIM or a journal ioctl.
-# Usage: run_no_ioctl ARGS...   (status and output of fstrim-ext kept in $status/$output)
+# Usage: run_traced ARGS...   (status and output of fstrim-ext kept in $status/$output)
 run_traced() {
 	STRACE_LOG="$BATS_TEST_TMPDIR/strace.log"
 	run strace -f -qq -e trace=ioctl -o "$STRACE_LOG" "$FSTRIM_EXT" "$@"
+}
+
+# The same with stderr kept apart in $stderr, for checks of stdout alone.
+run_traced_stdout() {
+	STRACE_LOG="$BATS_TEST_TMPDIR/strace.log"
+	run --separate-stderr strace -f -qq -e trace=ioctl -o "$STRACE_LOG" "$FSTRIM_EXT" "$@"
 }
 
 assert_no_trim_ioctl() {
