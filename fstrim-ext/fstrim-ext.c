@@ -26,20 +26,20 @@
 #include "sizes.h"
 #include "trim.h"
 
-#define PATH_FSTAB	"/etc/fstab"
-#define PATH_MOUNTINFO	"/proc/self/mountinfo"
+#define PATH_FSTAB "/etc/fstab"
+#define PATH_MOUNTINFO "/proc/self/mountinfo"
 
 struct fstrim_control {
 	struct fstrim_range range;
-	const char *tables;		/* -a, -A, -I: the tables to read */
-	const char *types;		/* -t */
+	const char *tables; /* -a, -A, -I: the tables to read */
+	const char *types; /* -t */
 	enum journal_erase erase;
 
-	unsigned int verbose : 1,
-		     quiet_unsupp : 1,
-		     dryrun : 1,
-		     journal : 1,	/* the journal step after FITRIM */
-		     journal_only : 1;	/* the journal step, no FITRIM */
+	unsigned int verbose : 1;
+	unsigned int quiet_unsupp : 1;
+	unsigned int dryrun : 1;
+	unsigned int journal : 1; /* the journal step after FITRIM */
+	unsigned int journal_only : 1; /* the journal step, no FITRIM */
 };
 
 static void __attribute__((__noreturn__)) usage(void)
@@ -49,7 +49,8 @@ static void __attribute__((__noreturn__)) usage(void)
 	fputs("\nUsage:\n", out);
 	fprintf(out, " %s [options] <mountpoint>\n", program_invocation_short_name);
 	fputs("\nDiscard the unused blocks of a mounted filesystem and, with --journal,\n"
-	      "checkpoint its ext4 journal and erase the journal's blocks.\n", out);
+	      "checkpoint its ext4 journal and erase the journal's blocks.\n",
+	      out);
 	fputs("\nOptions:\n", out);
 	fputs(" -a, --all                  trim every mounted filesystem that supports it\n"
 	      " -A, --fstab                trim the filesystems listed in /etc/fstab\n"
@@ -65,12 +66,15 @@ static void __attribute__((__noreturn__)) usage(void)
 	      "                              implies --journal\n"
 	      " -v, --verbose              report what was done on each filesystem\n"
 	      "     --quiet-unsupported    be silent about filesystems that cannot do a step\n"
-	      " -n, --dry-run              select and check, but discard nothing\n", out);
+	      " -n, --dry-run              select and check, but discard nothing\n",
+	      out);
 	fputs("\n -h, --help                 display this help\n"
-	      " -V, --version              display version\n", out);
+	      " -V, --version              display version\n",
+	      out);
 	fputs("\nArguments:\n"
 	      " <num> takes the suffixes KiB (=1024), MiB, GiB, TiB, PiB and EiB (\"iB\" is\n"
-	      " optional: K means KiB), or KB (=1000), MB, GB, TB, PB and EB.\n", out);
+	      " optional: K means KiB), or KB (=1000), MB, GB, TB, PB and EB.\n",
+	      out);
 	fprintf(out, "\nFor more details see %s(8).\n", program_invocation_short_name);
 	exit(EXIT_SUCCESS);
 }
@@ -140,12 +144,13 @@ static void warn_remnants(int fd, const char *path, bool verbose)
 		return;
 	if (rem.small_free_bytes)
 		warnx("%s: warning: up to %s of free space lies in extents smaller than "
-		      "the discard granularity (%s) and was not discarded", path,
-		      size_to_human(rem.small_free_bytes, size, sizeof(size)),
+		      "the discard granularity (%s) and was not discarded",
+		      path, size_to_human(rem.small_free_bytes, size, sizeof(size)),
 		      size_to_human(rem.discard_granularity, gran, sizeof(gran)));
 	if (verbose && remnants_names_may_remain(&rem))
 		warnx("%s: warning: the kernel lacks the directory-pack fix; names of "
-		      "deleted files may remain inside live directory blocks", path);
+		      "deleted files may remain inside live directory blocks",
+		      path);
 }
 
 /*
@@ -350,21 +355,21 @@ int main(int argc, char **argv)
 		OPT_JOURNAL_ERASE,
 	};
 	static const struct option longopts[] = {
-		{ "all",	   no_argument,	      NULL, 'a' },
-		{ "fstab",	   no_argument,	      NULL, 'A' },
-		{ "listed-in",	   required_argument, NULL, 'I' },
-		{ "offset",	   required_argument, NULL, 'o' },
-		{ "length",	   required_argument, NULL, 'l' },
-		{ "minimum",	   required_argument, NULL, 'm' },
-		{ "types",	   required_argument, NULL, 't' },
-		{ "journal",	   no_argument,	      NULL, 'j' },
-		{ "journal-only",  no_argument,	      NULL, OPT_JOURNAL_ONLY },
+		{ "all", no_argument, NULL, 'a' },
+		{ "fstab", no_argument, NULL, 'A' },
+		{ "listed-in", required_argument, NULL, 'I' },
+		{ "offset", required_argument, NULL, 'o' },
+		{ "length", required_argument, NULL, 'l' },
+		{ "minimum", required_argument, NULL, 'm' },
+		{ "types", required_argument, NULL, 't' },
+		{ "journal", no_argument, NULL, 'j' },
+		{ "journal-only", no_argument, NULL, OPT_JOURNAL_ONLY },
 		{ "journal-erase", required_argument, NULL, OPT_JOURNAL_ERASE },
-		{ "verbose",	   no_argument,	      NULL, 'v' },
-		{ "quiet-unsupported", no_argument,   NULL, OPT_QUIET_UNSUPP },
-		{ "dry-run",	   no_argument,	      NULL, 'n' },
-		{ "help",	   no_argument,	      NULL, 'h' },
-		{ "version",	   no_argument,	      NULL, 'V' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet-unsupported", no_argument, NULL, OPT_QUIET_UNSUPP },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 
@@ -380,10 +385,11 @@ int main(int argc, char **argv)
 			/* fstrim names the three in this order */
 			if (table_opt && table_opt != c)
 				errx(EXIT_FAILURE, "mutually exclusive arguments: "
-				     "--fstab --listed-in --all");
+						   "--fstab --listed-in --all");
 			table_opt = c;
 			ctl.tables = c == 'a' ? PATH_MOUNTINFO :
-				     c == 'A' ? PATH_FSTAB : optarg;
+				     c == 'A' ? PATH_FSTAB :
+						optarg;
 			break;
 		case 'o':
 			ctl.range.start = size_or_err(optarg, "offset");
@@ -411,7 +417,8 @@ int main(int argc, char **argv)
 				ctl.erase = JOURNAL_ERASE_ZEROOUT;
 			else {
 				warnx("unknown --journal-erase method '%s' "
-				      "(use discard or zeroout)", optarg);
+				      "(use discard or zeroout)",
+				      optarg);
 				errtryhelp();
 			}
 			ctl.journal = 1;

@@ -15,25 +15,25 @@
 #include <linux/types.h>
 
 #ifndef FS_IOC_CHKPT_JRNL
-#define FS_IOC_CHKPT_JRNL		_IOW('f', 43, __u64)
+#define FS_IOC_CHKPT_JRNL _IOW('f', 43, __u64)
 #endif
 #ifndef CHKPT_JRNL_DO_DISCARD
-#define CHKPT_JRNL_DO_DISCARD		0x1ULL
+#define CHKPT_JRNL_DO_DISCARD 0x1ULL
 #endif
 
 #ifndef EXT4_IOC_CHECKPOINT
-#define EXT4_IOC_CHECKPOINT		_IOW('f', 43, __u32)
+#define EXT4_IOC_CHECKPOINT _IOW('f', 43, __u32)
 #endif
 #ifndef EXT4_IOC_CHECKPOINT_FLAG_DISCARD
-#define EXT4_IOC_CHECKPOINT_FLAG_DISCARD	0x1U
-#define EXT4_IOC_CHECKPOINT_FLAG_ZEROOUT	0x2U
-#define EXT4_IOC_CHECKPOINT_FLAG_DRY_RUN	0x4U
+#define EXT4_IOC_CHECKPOINT_FLAG_DISCARD 0x1U
+#define EXT4_IOC_CHECKPOINT_FLAG_ZEROOUT 0x2U
+#define EXT4_IOC_CHECKPOINT_FLAG_DRY_RUN 0x4U
 #endif
 
 /* Files the bundled kernel series adds to advertise its fixes. */
-#define EXT4_FEATURES_DIR		"/sys/fs/ext4/features"
-#define EXT4_FEATURE_CHKPT_JRNL		"chkpt_jrnl"
-#define EXT4_FEATURE_JBD2_ERASE_FIX	"jbd2_erase_fix"
-#define EXT4_FEATURE_DIRENT_PACK_WIPE	"dirent_pack_wipe"
+#define EXT4_FEATURES_DIR "/sys/fs/ext4/features"
+#define EXT4_FEATURE_CHKPT_JRNL "chkpt_jrnl"
+#define EXT4_FEATURE_JBD2_ERASE_FIX "jbd2_erase_fix"
+#define EXT4_FEATURE_DIRENT_PACK_WIPE "dirent_pack_wipe"
 
 #endif /* FSTRIM_EXT_EXT4_IOCTL_H */

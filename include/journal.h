@@ -6,8 +6,8 @@
 
 enum journal_iface {
 	JOURNAL_IFACE_NONE = 0,
-	JOURNAL_IFACE_CHKPT_JRNL,	/* FS_IOC_CHKPT_JRNL, the bundled patch */
-	JOURNAL_IFACE_EXT4_CHECKPOINT,	/* EXT4_IOC_CHECKPOINT, Linux 5.14+ */
+	JOURNAL_IFACE_CHKPT_JRNL, /* FS_IOC_CHKPT_JRNL, the bundled patch */
+	JOURNAL_IFACE_EXT4_CHECKPOINT, /* EXT4_IOC_CHECKPOINT, Linux 5.14+ */
 };
 
 enum journal_erase {
@@ -18,10 +18,10 @@ enum journal_erase {
 /* Why the journal step cannot run on a filesystem. */
 enum journal_unsupported {
 	JOURNAL_OK = 0,
-	JOURNAL_NOT_EXT4,	/* no journal erase interface for this type */
-	JOURNAL_NO_JOURNAL,	/* ext4 without a journal */
-	JOURNAL_NO_IOCTL,	/* kernel older than 5.14 without the patch */
-	JOURNAL_NO_DISCARD,	/* journal device cannot discard */
+	JOURNAL_NOT_EXT4, /* no journal erase interface for this type */
+	JOURNAL_NO_JOURNAL, /* ext4 without a journal */
+	JOURNAL_NO_IOCTL, /* kernel older than 5.14 without the patch */
+	JOURNAL_NO_DISCARD, /* journal device cannot discard */
 };
 
 struct journal_result {

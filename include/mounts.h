@@ -8,30 +8,30 @@
 
 /* One filesystem chosen for trimming, as the live mount table shows it. */
 struct fs_entry {
-	char *target;		/* mountpoint, as named by the table it came from */
-	char *source;		/* device path; for a single path only reported */
+	char *target; /* mountpoint, as named by the table it came from */
+	char *source; /* device path; for a single path only reported */
 	char *fstype;
-	int mnt_id;		/* mount ID in /proc/self/mountinfo */
+	int mnt_id; /* mount ID in /proc/self/mountinfo */
 };
 
 struct fs_list {
-	struct fs_entry *entries;	/* in the order they are to be trimmed */
+	struct fs_entry *entries; /* in the order they are to be trimmed */
 	size_t count;
 };
 
 /* Why a single path was refused. */
 enum path_refusal {
 	PATH_OK = 0,
-	PATH_INSIDE,		/* a directory inside a filesystem */
-	PATH_BIND_SUBDIR,	/* the root of a bind mount of a subdirectory */
-	PATH_NOT_MOUNTED,	/* no mountinfo entry covers it */
+	PATH_INSIDE, /* a directory inside a filesystem */
+	PATH_BIND_SUBDIR, /* the root of a bind mount of a subdirectory */
+	PATH_NOT_MOUNTED, /* no mountinfo entry covers it */
 };
 
 struct path_lookup {
 	enum path_refusal refusal;
-	char *mountpoint;	/* PATH_INSIDE: the mountpoint above the path */
-	char *root;		/* PATH_BIND_SUBDIR: the directory that is mounted */
-	char *source;		/* PATH_BIND_SUBDIR: its device */
+	char *mountpoint; /* PATH_INSIDE: the mountpoint above the path */
+	char *root; /* PATH_BIND_SUBDIR: the directory that is mounted */
+	char *source; /* PATH_BIND_SUBDIR: its device */
 };
 
 /*
@@ -43,9 +43,9 @@ int mounts_lookup_path(const char *path, struct fs_entry *fs, struct path_lookup
 void path_lookup_free(struct path_lookup *why);
 
 struct select_opts {
-	const char *tables;	/* colon-separated list of mount tables */
-	const char *types;	/* mount -t pattern, or NULL */
-	const char *mountinfo;	/* live table; NULL means /proc/self/mountinfo */
+	const char *tables; /* colon-separated list of mount tables */
+	const char *types; /* mount -t pattern, or NULL */
+	const char *mountinfo; /* live table; NULL means /proc/self/mountinfo */
 	/* called for each line of a table that cannot be parsed */
 	void (*parse_error)(const char *file, int line, void *arg);
 	void *arg;
@@ -53,8 +53,8 @@ struct select_opts {
 
 enum select_status {
 	SELECT_OK = 0,
-	SELECT_NO_TABLE,	/* no file in the list exists as a regular file */
-	SELECT_EMPTY,		/* every file in the list is empty */
+	SELECT_NO_TABLE, /* no file in the list exists as a regular file */
+	SELECT_EMPTY, /* every file in the list is empty */
 };
 
 /*

@@ -8,17 +8,17 @@
 #include "journal.h"
 
 /* fstrim's exit statuses for -a, -A and -I, those of mount -a */
-#define EXIT_ALL_FAILED		32
-#define EXIT_SOME_FAILED	64
+#define EXIT_ALL_FAILED 32
+#define EXIT_SOME_FAILED 64
 
 /* What happened to one filesystem. */
 struct fs_result {
-	const char *path;	/* as the user or the table named it */
-	const char *device;	/* NULL for a single path */
+	const char *path; /* as the user or the table named it */
+	const char *device; /* NULL for a single path */
 	bool dry_run;
-	bool trim_done;		/* FITRIM issued (or would be, in a dry run) */
+	bool trim_done; /* FITRIM issued (or would be, in a dry run) */
 	uint64_t trimmed;
-	bool journal_done;	/* the journal step ran (or would, dry run) */
+	bool journal_done; /* the journal step ran (or would, dry run) */
 	enum journal_erase erase;
 	struct journal_result journal;
 };

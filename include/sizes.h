@@ -18,6 +18,6 @@ int size_parse(const char *str, uint64_t *res);
  */
 char *size_to_human(uint64_t bytes, char *buf, size_t bufsz);
 
-#define SIZE_HUMAN_MAX	32
+#define SIZE_HUMAN_MAX 32
 
 #endif

@@ -64,8 +64,8 @@ static int ext4_checkpoint(int fd, __u32 flags, struct journal_result *res)
 int journal_erase(int fd, enum journal_erase how, bool dry_run,
 		  struct journal_result *res)
 {
-	__u32 flags = how == JOURNAL_ERASE_ZEROOUT ? EXT4_IOC_CHECKPOINT_FLAG_ZEROOUT
-						   : EXT4_IOC_CHECKPOINT_FLAG_DISCARD;
+	__u32 flags = how == JOURNAL_ERASE_ZEROOUT ? EXT4_IOC_CHECKPOINT_FLAG_ZEROOUT :
+						     EXT4_IOC_CHECKPOINT_FLAG_DISCARD;
 	struct statfs sfs;
 	int rc;
 

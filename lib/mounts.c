@@ -23,11 +23,11 @@
 
 #include "mounts.h"
 
-#define PATH_MOUNTINFO	"/proc/self/mountinfo"
-#define PATH_FSTAB	"/etc/fstab"
+#define PATH_MOUNTINFO "/proc/self/mountinfo"
+#define PATH_FSTAB "/etc/fstab"
 
 /* btrfs gives every subvolume root this inode number */
-#define BTRFS_SUBVOL_ROOT_INO	256
+#define BTRFS_SUBVOL_ROOT_INO 256
 
 bool paths_equal(const char *a, const char *b)
 {
@@ -146,8 +146,11 @@ int mounts_lookup_path(const char *path, struct fs_entry *fs, struct path_lookup
 	} else if (!is_filesystem_root(mnt, rpath)) {
 		why->refusal = PATH_BIND_SUBDIR;
 		why->root = strdup(mnt_fs_get_root(mnt));
-		why->source = mnt_fs_get_srcpath(mnt) ? strdup(mnt_fs_get_srcpath(mnt)) :
-			      strdup(mnt_fs_get_source(mnt) ? mnt_fs_get_source(mnt) : "?");
+		why->source = mnt_fs_get_srcpath(mnt) ?
+				      strdup(mnt_fs_get_srcpath(mnt)) :
+				      strdup(mnt_fs_get_source(mnt) ?
+						     mnt_fs_get_source(mnt) :
+						     "?");
 	} else {
 		/* the source is for reports; no " on DEVICE" for a single path */
 		rc = dup_entry(mnt, rpath, mnt_fs_get_srcpath(mnt), fs);
@@ -163,20 +166,20 @@ int mounts_lookup_path(const char *path, struct fs_entry *fs, struct path_lookup
 struct candidate {
 	struct libmnt_fs *fs;
 	const char *target;
-	const char *source;	/* resolved device path */
-	size_t order;		/* position in the table */
-	int live_id;		/* mount ID seen at the target now */
+	const char *source; /* resolved device path */
+	size_t order; /* position in the table */
+	int live_id; /* mount ID seen at the target now */
 	bool dropped;
-	dev_t source_dev;	/* of the source; 0 when not a block device */
-	bool discard_ok;	/* the source can discard and is writable */
+	dev_t source_dev; /* of the source; 0 when not a block device */
+	bool discard_ok; /* the source can discard and is writable */
 };
 
 struct selection {
 	struct candidate *cands;
 	size_t count;
 	struct libmnt_table *tab;
-	struct libmnt_table *live;	/* the live mount table */
-	struct libmnt_fs **live_by_id;	/* sorted by mount ID */
+	struct libmnt_table *live; /* the live mount table */
+	struct libmnt_fs **live_by_id; /* sorted by mount ID */
 	size_t live_count;
 	struct libmnt_cache *cache;
 	bool is_fstab;
@@ -241,7 +244,7 @@ static int dedup_by_target(struct selection *sel)
 
 	for (i = 0; i + 1 < n; i++)
 		if (!cmp_paths(idx[i]->target, idx[i + 1]->target))
-			idx[i]->dropped = true;	/* the next comes later in the table */
+			idx[i]->dropped = true; /* the next comes later in the table */
 	free(idx);
 	return 0;
 }
@@ -303,8 +306,8 @@ static int index_live(struct selection *sel, const char *file, const char *mount
 			return -errno ? -errno : -EINVAL;
 	}
 
-	sel->live_by_id = calloc(mnt_table_get_nents(sel->live) + 1,
-				 sizeof(*sel->live_by_id));
+	sel->live_by_id =
+		calloc(mnt_table_get_nents(sel->live) + 1, sizeof(*sel->live_by_id));
 	itr = mnt_new_iter(MNT_ITER_FORWARD);
 	if (!sel->live_by_id || !itr) {
 		mnt_free_iter(itr);
@@ -401,15 +404,15 @@ static bool live_usable(struct selection *sel, struct candidate *c)
 		return false;
 	live = live_find(sel, (int)stx.stx_mnt_id);
 	if (!live || !mnt_fs_streq_target(live, c->target))
-		return false;	/* not mounted there, or hidden by another mount */
+		return false; /* not mounted there, or hidden by another mount */
 	if (table_id > 0 && table_id != (int)stx.stx_mnt_id)
-		return false;	/* overmounted */
+		return false; /* overmounted */
 	if (mnt_fs_match_fstype(live, "autofs"))
 		return false;
 	if (!is_filesystem_root(live, c->target) || is_readonly_fs(live))
 		return false;
 	if (!is_same_device(live, c))
-		return false;	/* fstab names another filesystem than the one there */
+		return false; /* fstab names another filesystem than the one there */
 	if (!c->discard_ok)
 		return false;
 	c->live_id = (int)stx.stx_mnt_id;
@@ -601,7 +604,7 @@ static int on_parse_error(struct libmnt_table *tb, const char *filename, int lin
 
 	if (opts && opts->parse_error)
 		opts->parse_error(filename, line, opts->arg);
-	return 1;	/* skip the line */
+	return 1; /* skip the line */
 }
 
 int mounts_select(const struct select_opts *opts, struct fs_list *list,
@@ -618,7 +621,8 @@ int mounts_select(const struct select_opts *opts, struct fs_list *list,
 	if (!files)
 		return -ENOMEM;
 
-	for (file = strtok_r(files, ":", &save); file; file = strtok_r(NULL, ":", &save)) {
+	for (file = strtok_r(files, ":", &save); file;
+	     file = strtok_r(NULL, ":", &save)) {
 		struct selection sel = { .types = opts->types };
 		struct stat st;
 
@@ -665,7 +669,7 @@ int mounts_select(const struct select_opts *opts, struct fs_list *list,
 		mnt_unref_cache(sel.cache);
 		if (!rc)
 			status = SELECT_OK;
-		break;	/* the first non-empty table is the one */
+		break; /* the first non-empty table is the one */
 	}
 
 	free(files);
@@ -781,8 +785,9 @@ int main(void)
 			printf("ok %zu - %s\n", i + 1, names[i]);
 		} else {
 			failures++;
-			printf("not ok %zu - %s\n# expected:\n%s# got:\n%s", i + 1, names[i],
-			       want ? want : "(missing)\n", got ? got : "(none)\n");
+			printf("not ok %zu - %s\n# expected:\n%s# got:\n%s", i + 1,
+			       names[i], want ? want : "(missing)\n",
+			       got ? got : "(none)\n");
 		}
 		free(want);
 		free(got);

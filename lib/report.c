@@ -40,7 +40,8 @@ char *report_line(const struct fs_result *res, bool verbose)
 		if (res->dry_run)
 			snprintf(journal, sizeof(journal),
 				 "journal %s possible via %s (dry run)",
-				 res->erase == JOURNAL_ERASE_ZEROOUT ? "zeroout" : "discard",
+				 res->erase == JOURNAL_ERASE_ZEROOUT ? "zeroout" :
+								       "discard",
 				 iface);
 		else
 			snprintf(journal, sizeof(journal),
@@ -52,8 +53,8 @@ char *report_line(const struct fs_result *res, bool verbose)
 	if (res->trim_done && res->journal_done) {
 		if (asprintf(&line, "%s: %s%s, %s", res->path, trim, on, journal) < 0)
 			line = NULL;
-	} else if (asprintf(&line, "%s: %s%s", res->path,
-			    res->trim_done ? trim : journal, on) < 0) {
+	} else if (asprintf(&line, "%s: %s%s", res->path, res->trim_done ? trim : journal,
+			    on) < 0) {
 		line = NULL;
 	}
 	return line;
@@ -124,23 +125,27 @@ int main(void)
 	check_line(&r, true, "/mnt: 23 MiB (24111104 bytes) trimmed on /dev/loop0");
 	r.journal_done = true;
 	r.journal.iface = JOURNAL_IFACE_EXT4_CHECKPOINT;
-	check_line(&r, true, "/mnt: 23 MiB (24111104 bytes) trimmed on /dev/loop0, "
-			     "journal checkpointed and discarded via EXT4_IOC_CHECKPOINT");
+	check_line(&r, true,
+		   "/mnt: 23 MiB (24111104 bytes) trimmed on /dev/loop0, "
+		   "journal checkpointed and discarded via EXT4_IOC_CHECKPOINT");
 	r.device = NULL;
 	r.erase = JOURNAL_ERASE_ZEROOUT;
-	check_line(&r, true, "/mnt: 23 MiB (24111104 bytes) trimmed, "
-			     "journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT");
+	check_line(&r, true,
+		   "/mnt: 23 MiB (24111104 bytes) trimmed, "
+		   "journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT");
 	r.trim_done = false;
 	r.erase = JOURNAL_ERASE_DISCARD;
 	r.journal.iface = JOURNAL_IFACE_CHKPT_JRNL;
 	r.device = "/dev/sda1";
-	check_line(&r, true, "/mnt: journal checkpointed and discarded via "
-			     "FS_IOC_CHKPT_JRNL on /dev/sda1");
+	check_line(&r, true,
+		   "/mnt: journal checkpointed and discarded via "
+		   "FS_IOC_CHKPT_JRNL on /dev/sda1");
 	r.dry_run = true;
 	r.trim_done = true;
 	r.trimmed = 0;
-	check_line(&r, false, "/mnt: 0 B (dry run) trimmed on /dev/sda1, journal discard "
-			      "possible via FS_IOC_CHKPT_JRNL (dry run)");
+	check_line(&r, false,
+		   "/mnt: 0 B (dry run) trimmed on /dev/sda1, journal discard "
+		   "possible via FS_IOC_CHKPT_JRNL (dry run)");
 	r.journal_done = false;
 	r.device = NULL;
 	check_line(&r, false, "/mnt: 0 B (dry run) trimmed");

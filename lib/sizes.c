@@ -103,7 +103,7 @@ char *size_to_human(uint64_t bytes, char *buf, size_t bufsz)
 	unsigned int shift = 0, idx;
 	uint64_t whole, rest, dec = 0;
 
-	while (shift < 60 && bytes >= (1ULL << (shift + 10)))
+	while (shift < 60 && bytes >> shift >= 1024)
 		shift += 10;
 	idx = shift / 10;
 	whole = bytes >> shift;
@@ -123,7 +123,8 @@ char *size_to_human(uint64_t bytes, char *buf, size_t bufsz)
 	if (!idx)
 		snprintf(buf, bufsz, "%" PRIu64 " B", whole);
 	else if (dec)
-		snprintf(buf, bufsz, "%" PRIu64 ".%" PRIu64 " %ciB", whole, dec, units[idx]);
+		snprintf(buf, bufsz, "%" PRIu64 ".%" PRIu64 " %ciB", whole, dec,
+			 units[idx]);
 	else
 		snprintf(buf, bufsz, "%" PRIu64 " %ciB", whole, units[idx]);
 	return buf;
@@ -196,13 +197,14 @@ int main(void)
 	char buf[SIZE_HUMAN_MAX], what[128];
 	size_t i;
 
-	printf("1..%zu\n", 2 * (sizeof(parse) / sizeof(parse[0])) +
-			   sizeof(human) / sizeof(human[0]));
+	printf("1..%zu\n",
+	       2 * (sizeof(parse) / sizeof(parse[0])) + sizeof(human) / sizeof(human[0]));
 	for (i = 0; i < sizeof(parse) / sizeof(parse[0]); i++) {
 		uint64_t val = 12345;
 		int rc = size_parse(parse[i].str, &val);
 
-		snprintf(what, sizeof(what), "parse '%s' returns %d", parse[i].str, parse[i].rc);
+		snprintf(what, sizeof(what), "parse '%s' returns %d", parse[i].str,
+			 parse[i].rc);
 		check(rc == parse[i].rc, what);
 		snprintf(what, sizeof(what), "parse '%s' gives %" PRIu64, parse[i].str,
 			 parse[i].val);

@@ -53,7 +53,8 @@ int fs_open_root(const char *path, int mnt_id)
 		close(fd);
 		return err;
 	}
-	if (mnt_id > 0 && (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id != (__u64)mnt_id)
+	if (mnt_id > 0 && (stx.stx_mask & STATX_MNT_ID) &&
+	    stx.stx_mnt_id != (__u64)mnt_id)
 		goto changed;
 	if ((stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
 	    !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))

@@ -146,9 +146,7 @@ teardown() {
 @test "without CAP_SYS_ADMIN nothing is issued" {
 	require_root
 	require_cmd capsh strace
-	STRACE_LOG="$BATS_TEST_TMPDIR/strace.log"
-	run strace -f -qq -e trace=ioctl -o "$STRACE_LOG" \
-		capsh --drop=cap_sys_admin -- -c "exec '$FSTRIM_EXT' --journal /"
+	run_traced_cmd capsh --drop=cap_sys_admin -- -c "exec '$FSTRIM_EXT' --journal /"
 	assert_failure 1
 	assert_output "fstrim-ext: CAP_SYS_ADMIN is required to trim filesystems"
 	assert_no_trim_ioctl

@@ -3,6 +3,7 @@
 # both can run, the same stdout, stderr and exit status, with only the
 # program name and the byte counts the kernel reports normalised.
 # Without --journal the output must be fstrim's.
+# shellcheck disable=SC2154 # $stderr comes from bats' run --separate-stderr
 
 setup() {
 	load test_helper/common-setup

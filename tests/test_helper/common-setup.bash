@@ -50,8 +50,8 @@ require_cmd() {
 # that someone set on it, even after detach: such a device is removed and
 # another one taken, so that every test starts from a device with discard.
 attach_loop() {
-	local tries
-	for tries in 1 2 3 4 5; do
+	local _
+	for _ in 1 2 3 4 5; do
 		LOOPDEV=$(losetup --find --show "$1") || fail "losetup failed"
 		if [[ $(cat "/sys/block/${LOOPDEV#/dev/}/queue/discard_max_bytes") != 0 ]]; then
 			LOOPDEVS+=("$LOOPDEV")
@@ -96,8 +96,13 @@ track_mount() {
 # Run the command under strace and fail if it issued FITRIM or a journal ioctl.
 # Usage: run_traced ARGS...   (status and output of fstrim-ext kept in $status/$output)
 run_traced() {
+	run_traced_cmd "$FSTRIM_EXT" "$@"
+}
+
+# Any command under the same trace, e.g. fstrim-ext started by capsh.
+run_traced_cmd() {
 	STRACE_LOG="$BATS_TEST_TMPDIR/strace.log"
-	run strace -f -qq -e trace=ioctl -o "$STRACE_LOG" "$FSTRIM_EXT" "$@"
+	run strace -f -qq -e trace=ioctl -o "$STRACE_LOG" "$@"
 }
 
 # The same with stderr kept apart in $stderr, for checks of stdout alone.
@@ -125,9 +130,9 @@ disable_discard() {
 }
 
 _remove_loop_devices() {
-	local dev tries
+	local dev _
 	for dev in "${NODISCARD_LOOPS[@]}"; do
-		for tries in 1 2 3 4 5 6 7 8 9 10; do
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
 			perl -e 'open(my $f, "<", "/dev/loop-control") or exit 1;
 				 ioctl($f, 0x4C81, $ARGV[0] + 0) or exit 1' "${dev#/dev/loop}" && break
 			sleep 0.2
