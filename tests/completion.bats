@@ -1,0 +1,181 @@
+#!/usr/bin/env bats
+# shellcheck disable=SC2154  # top_srcdir comes from the environment
+# The bash completion, driven through COMP_WORDS and COMP_CWORD as bash
+# would drive it.
+
+setup() {
+	load test_helper/common-setup
+	load test_helper/dist
+	_common_setup
+	COMPLETION="$top_srcdir/bash-completion/fstrim-ext"
+}
+
+teardown() {
+	_common_teardown
+}
+
+# comp WORD...: what the completion offers for the last word, one a line,
+# sorted. The words are split as bash splits them (at "=" and ":" too).
+comp() {
+	(
+		# shellcheck source=/dev/null
+		source "$COMPLETION"
+		COMP_WORDS=("$@")
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		_fstrim_ext fstrim-ext "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+		((${#COMPREPLY[@]} == 0)) || printf '%s\n' "${COMPREPLY[@]}"
+	) | sort
+}
+
+# Filesystem types the kernel lists.
+proc_types() {
+	awk '{ print $NF }' /proc/filesystems | sort -u
+}
+
+@test "completion is registered for fstrim-ext and shellcheck clean" {
+	run bash -c 'source "$1" && complete -p fstrim-ext' bash "$COMPLETION"
+	assert_success
+	assert_output 'complete -F _fstrim_ext fstrim-ext'
+	require_cmd shellcheck
+	run shellcheck -s bash "$COMPLETION"
+	assert_success
+}
+
+@test "completion offers every long option of --help, and no other" {
+	run comp fstrim-ext --
+	assert_success
+	assert_equal "$output" "$(help_long_options)"
+}
+
+@test "completion completes a long option" {
+	run comp fstrim-ext --jo
+	assert_output "--journal
+--journal-erase
+--journal-only"
+	run comp fstrim-ext --qu
+	assert_output --quiet-unsupported
+}
+
+@test "completion offers the --journal-erase methods, also after =" {
+	run comp fstrim-ext --journal-erase ''
+	assert_output "discard
+zeroout"
+	run comp fstrim-ext --journal-erase = ''
+	assert_output "discard
+zeroout"
+	run comp fstrim-ext -j --journal-erase = z
+	assert_output zeroout
+}
+
+@test "completion offers size suffixes after a number" {
+	local opt
+	for opt in -o --offset -l --length -m --minimum; do
+		run comp fstrim-ext "$opt" 4
+		assert_line 4
+		assert_line 4KiB
+		assert_line 4K
+		assert_line 4KB
+		assert_line 4GiB
+		assert_line 4EB
+		refute_line --regexp '^[^4]'
+	done
+	run comp fstrim-ext --minimum = 1.5
+	assert_line 1.5MiB
+	run comp fstrim-ext -o ''
+	assert_output ''
+	run comp fstrim-ext -o x
+	assert_output ''
+}
+
+@test "completion offers the kernel's filesystem types for -t" {
+	local type
+	run comp fstrim-ext -t ''
+	for type in $(proc_types); do
+		assert_line "$type"
+		assert_line "no$type"
+	done
+	run comp fstrim-ext --types ext
+	refute_line --regexp '^[^e]'
+	assert_line ext4
+}
+
+@test "completion completes the last type of a -t list" {
+	run comp fstrim-ext -t ext4,
+	assert_line --regexp '^ext4,[a-z]'
+	refute_line ext4,ext4	# already in the list
+	run comp fstrim-ext --types = ext4,noex
+	assert_line --regexp '^ext4,noext'
+	refute_line --regexp '^[^e]|^ext4,[^n]'
+	run comp fstrim-ext -t ext4,noe
+	assert_line --regexp '^ext4,noext'
+	refute_line --regexp '^ext4,[^n]'
+}
+
+@test "completion offers file names for -I, also in a colon-separated list" {
+	local d="$BATS_TEST_TMPDIR/tables"
+	mkdir -p "$d"
+	touch "$d/fstab.a" "$d/fstab.b" "$d/other"
+	run comp fstrim-ext -I "$d/fst"
+	assert_output "$d/fstab.a
+$d/fstab.b"
+	# bash splits "-I /x:/y" into -I /x : /y and replaces only "/y"
+	run comp fstrim-ext -I /etc/fstab : "$d/o"
+	assert_output "$d/other"
+	run comp fstrim-ext --listed-in = /etc/fstab : "$d/fstab."
+	assert_output "$d/fstab.a
+$d/fstab.b"
+	run comp fstrim-ext --listed-in = "$d/fstab."
+	assert_output "$d/fstab.a
+$d/fstab.b"
+}
+
+# bats test_tags=root
+@test "completion offers the mountpoints that show a filesystem root" {
+	require_root
+	require_cmd unshare
+	# in a private mount namespace, so that no other mount comes or goes
+	# shellcheck disable=SC2016
+	run unshare -m --propagation private bash -c '
+		source "$1"
+		COMP_WORDS=(fstrim-ext "")
+		COMP_CWORD=1
+		_fstrim_ext
+		diff <(printf "%s\n" "${COMPREPLY[@]}" | sort) \
+			<(findmnt -rn -o TARGET,FSROOT | awk "\$2 == \"/\" { print \$1 }" |
+				while read -r t; do printf "%b\n" "$t"; done | sort)' bash "$COMPLETION"
+	assert_success
+	assert_output ''
+	run comp fstrim-ext -v /pro
+	assert_output /proc
+}
+
+# bats test_tags=root
+@test "completion leaves out bind mounts of a directory" {
+	require_root
+	require_cmd unshare
+	mkdir -p "$BATS_TEST_TMPDIR/src/sub" "$BATS_TEST_TMPDIR/bind" "$BATS_TEST_TMPDIR/tmpfs"
+	# shellcheck disable=SC2016
+	run unshare -m --propagation private bash -c '
+		set -e
+		mount -t tmpfs tmpfs "$2/tmpfs"
+		mkdir "$2/tmpfs/sub"
+		mount --bind "$2/tmpfs/sub" "$2/bind"
+		source "$1"
+		COMP_WORDS=(fstrim-ext "$2/")
+		COMP_CWORD=1
+		_fstrim_ext
+		printf "%s\n" "${COMPREPLY[@]}"' bash "$COMPLETION" "$BATS_TEST_TMPDIR"
+	assert_success
+	assert_output "$BATS_TEST_TMPDIR/tmpfs"
+}
+
+@test "completion offers no mountpoint with -a, -A or -I, and nothing after -h" {
+	run comp fstrim-ext -a ''
+	assert_output ''
+	run comp fstrim-ext --fstab -v ''
+	assert_output ''
+	run comp fstrim-ext -I /etc/fstab ''
+	assert_output ''
+	run comp fstrim-ext -h ''
+	assert_output ''
+}
