@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * What survives the trim and the journal step: free space the device's
+ * discard granularity keeps FITRIM away from, and names that a kernel
+ * without the directory-pack fix leaves inside live directory blocks.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "ext4-ioctl.h"
+#include "remnants.h"
+
+/* ext4_mb_seq_groups_show() prints orders 2^0 .. 2^13, whatever the block size. */
+#define MB_GROUPS_ORDERS 14
+
+/* The ext4 superblock, as far as it is read here (offsets from its start). */
+#define EXT4_SB_OFFSET 1024
+#define EXT4_SB_LOG_BLOCK 0x18
+#define EXT4_SB_LOG_CLUSTER 0x1c
+#define EXT4_SB_MAGIC 0x38
+#define EXT4_SB_COMPAT 0x5c
+#define EXT4_SB_RO_COMPAT 0x64
+#define EXT4_MAGIC 0xef53
+#define EXT4_COMPAT_DIR_INDEX 0x0020
+#define EXT4_RO_COMPAT_BIGALLOC 0x0200
+
+static const char *skip_blanks(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* Parse one unsigned decimal; NULL when there is none. */
+static const char *parse_u64(const char *p, uint64_t *val)
+{
+	char *end;
+
+	p = skip_blanks(p);
+	if (!isdigit((unsigned char)*p))
+		return NULL;
+	errno = 0;
+	*val = strtoull(p, &end, 10);
+	if (errno)
+		return NULL;
+	return end;
+}
+
+/*
+ * One group line: "#N    : FREE FRAGS FIRST [ C0 C1 ... C13 ]" with an
+ * optional " Block bitmap corrupted!", or "#N    : I/O error".
+ * Returns 0, 1 for a group the kernel could not read, -EINVAL otherwise.
+ */
+static int parse_group_line(const char *line, uint32_t unit, uint32_t granularity,
+			    uint64_t *free_bytes, uint64_t *small_bytes)
+{
+	uint64_t group, free_units, frags, first, count;
+	uint64_t small = 0;
+	const char *p;
+	int order;
+
+	p = parse_u64(line + 1, &group);
+	if (!p)
+		return -EINVAL;
+	p = skip_blanks(p);
+	if (*p++ != ':')
+		return -EINVAL;
+	p = skip_blanks(p);
+	if (strncmp(p, "I/O error", 9) == 0)
+		return 1;
+
+	if (!(p = parse_u64(p, &free_units)) || !(p = parse_u64(p, &frags)) ||
+	    !(p = parse_u64(p, &first)))
+		return -EINVAL;
+	p = skip_blanks(p);
+	if (*p++ != '[')
+		return -EINVAL;
+	for (order = 0;; order++) {
+		p = skip_blanks(p);
+		if (*p == ']')
+			break;
+		if (order >= MB_GROUPS_ORDERS || !(p = parse_u64(p, &count)))
+			return -EINVAL;
+		if (granularity && ((uint64_t)unit << order) < granularity)
+			small += count * ((uint64_t)unit << order);
+	}
+	if (order == 0)
+		return -EINVAL;
+	if (strstr(p, "corrupt"))
+		return 1;
+
+	*free_bytes += free_units * unit;
+	*small_bytes += small;
+	return 0;
+}
+
+int remnants_parse_mb_groups(FILE *stream, uint32_t unit, uint32_t granularity,
+			     struct remnants *out)
+{
+	uint64_t free_bytes = 0, small_bytes = 0;
+	uint32_t groups = 0, unreadable = 0;
+	char *line = NULL;
+	size_t size = 0;
+	ssize_t len;
+	int rc = 0;
+
+	if (unit == 0 || (unit & (unit - 1)))
+		return -EINVAL;
+
+	errno = 0;
+	while ((len = getline(&line, &size, stream)) >= 0) {
+		const char *p = skip_blanks(line);
+
+		if (*p == '\n' || *p == '\0')
+			continue;
+		if (strncmp(p, "#group:", 7) == 0)
+			continue;
+		if (p[0] != '#' || !isdigit((unsigned char)p[1])) {
+			rc = -EINVAL;
+			goto out;
+		}
+		rc = parse_group_line(p, unit, granularity, &free_bytes, &small_bytes);
+		if (rc < 0)
+			goto out;
+		if (rc == 1)
+			unreadable++;
+		else
+			groups++;
+		rc = 0;
+	}
+	if (ferror(stream)) {
+		rc = errno ? -errno : -EIO;
+		goto out;
+	}
+
+	out->free_bytes = free_bytes;
+	out->small_free_bytes = small_bytes;
+	out->groups = groups;
+	out->groups_unreadable = unreadable;
+out:
+	free(line);
+	return rc;
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/*
+ * Allocation unit and dir_index from the superblock of the device @dev,
+ * read through @path, which must be that device's node.
+ */
+static int read_superblock(const char *path, dev_t dev, uint32_t *unit, bool *dir_index)
+{
+	unsigned char sb[1024];
+	struct stat st;
+	uint32_t log;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0 || !S_ISBLK(st.st_mode) || st.st_rdev != dev) {
+		close(fd);
+		return -ENODEV;
+	}
+	n = pread(fd, sb, sizeof(sb), EXT4_SB_OFFSET);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	if (n != sizeof(sb) ||
+	    (sb[EXT4_SB_MAGIC] | sb[EXT4_SB_MAGIC + 1] << 8) != EXT4_MAGIC)
+		return -EINVAL;
+
+	if (le32(sb + EXT4_SB_RO_COMPAT) & EXT4_RO_COMPAT_BIGALLOC)
+		log = le32(sb + EXT4_SB_LOG_CLUSTER);
+	else
+		log = le32(sb + EXT4_SB_LOG_BLOCK);
+	if (log > 20)
+		return -EINVAL;
+	*unit = 1024U << log;
+	*dir_index = le32(sb + EXT4_SB_COMPAT) & EXT4_COMPAT_DIR_INDEX;
+	return 0;
+}
+
+/*
+ * The discard granularity of @sysdir (a /sys/dev/block/M:m path). A
+ * partition has no queue of its own: its disk's applies.
+ */
+static int read_granularity(const char *sysdir, uint32_t *granularity)
+{
+	char path[PATH_MAX], buf[32];
+	unsigned long val;
+	char *end;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/partition", sysdir);
+	if (access(path, F_OK) == 0)
+		snprintf(path, sizeof(path), "%s/../queue/discard_granularity", sysdir);
+	else
+		snprintf(path, sizeof(path), "%s/queue/discard_granularity", sysdir);
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	errno = 0;
+	val = strtoul(buf, &end, 10);
+	if (errno || end == buf || val > UINT32_MAX)
+		return -EINVAL;
+	*granularity = (uint32_t)val;
+	return 0;
+}
+
+static int check(dev_t dev, const char *devpath, unsigned int blocksize,
+		 struct remnants *out)
+{
+	char sysdir[64], link[PATH_MAX], path[PATH_MAX + 32];
+	const char *name;
+	uint32_t unit = blocksize, granularity = 0;
+	bool dir_index = true;
+	ssize_t n;
+	FILE *f;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+
+	/* /proc/fs/ext4/ is keyed by the kernel's name of the device, as in sysfs */
+	snprintf(sysdir, sizeof(sysdir), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+	n = readlink(sysdir, link, sizeof(link) - 1);
+	if (n < 0)
+		return -errno;
+	link[n] = '\0';
+	name = strrchr(link, '/');
+	name = name ? name + 1 : link;
+
+	rc = read_granularity(sysdir, &granularity);
+	if (rc < 0)
+		return rc;
+
+	/*
+	 * The superblock gives the unit of the histogram (the cluster with
+	 * bigalloc) and dir_index. Try the node we were given, udev's link,
+	 * then devtmpfs's node; without any, take @blocksize and assume
+	 * htree directories are possible.
+	 */
+	rc = -ENOENT;
+	if (devpath)
+		rc = read_superblock(devpath, dev, &unit, &dir_index);
+	if (rc < 0) {
+		snprintf(path, sizeof(path), "/dev/block/%u:%u", major(dev), minor(dev));
+		rc = read_superblock(path, dev, &unit, &dir_index);
+	}
+	if (rc < 0) {
+		snprintf(path, sizeof(path), "/dev/%s", name);
+		rc = read_superblock(path, dev, &unit, &dir_index);
+	}
+	if (rc < 0) {
+		unit = blocksize;
+		dir_index = true;
+	}
+	if (unit == 0)
+		return -EINVAL;
+
+	snprintf(path, sizeof(path), "/proc/fs/ext4/%s/mb_groups", name);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	rc = remnants_parse_mb_groups(f, unit, granularity, out);
+	fclose(f);
+	if (rc < 0)
+		return rc;
+
+	out->discard_granularity = granularity;
+	out->unit = unit;
+	out->dir_index = dir_index;
+	snprintf(path, sizeof(path), "%s/%s", EXT4_FEATURES_DIR,
+		 EXT4_FEATURE_DIRENT_PACK_WIPE);
+	out->dirent_pack_wipe = access(path, F_OK) == 0;
+	return 0;
+}
+
+int remnants_check_dev(dev_t dev, unsigned int blocksize, struct remnants *out)
+{
+	return check(dev, NULL, blocksize, out);
+}
+
+int remnants_check(const char *source_dev_path, unsigned int blocksize,
+		   struct remnants *out)
+{
+	struct stat st;
+
+	if (stat(source_dev_path, &st) != 0)
+		return -errno;
+	if (!S_ISBLK(st.st_mode))
+		return -ENOTBLK;
+	return check(st.st_rdev, source_dev_path, blocksize, out);
+}
+
+bool remnants_names_may_remain(const struct remnants *r)
+{
+	return r->dir_index && !r->dirent_pack_wipe;
+}
