@@ -6,13 +6,16 @@
  */
 #include <err.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -103,6 +106,37 @@ static void close_stdout(void)
 			warnx("write error");
 		_exit(EXIT_FAILURE);
 	}
+}
+
+/* SIGINT or SIGTERM, once one has come: the run stops after this filesystem. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/*
+ * FITRIM and the journal checkpoint run to their end once started (the
+ * kernel stops them only for a fatal signal), so SIGINT and SIGTERM are
+ * taken between filesystems: what was done is reported, what was not is
+ * named, and the exit status is 128 + the signal. A second one kills.
+ */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa = {
+		.sa_handler = on_stop_signal,
+		.sa_flags = SA_RESETHAND | SA_RESTART,
+	};
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static const char *stop_signal_name(void)
+{
+	return stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
 }
 
 static uint64_t size_or_err(const char *str, const char *what)
@@ -226,14 +260,39 @@ static int process_fs(const struct fstrim_control *ctl, int fd, const char *path
 	return worse(trim_rc, journal_rc);
 }
 
+/*
+ * For the test suite only: with FSTRIM_EXT_TEST_PAUSE naming a FIFO, wait
+ * before opening each chosen filesystem until a writer has opened the
+ * FIFO and closed it again, so that a test can change the mount in
+ * between. Ignored in a set-user-ID or file-capability run.
+ */
+static void test_pause(void)
+{
+	const char *fifo = secure_getenv("FSTRIM_EXT_TEST_PAUSE");
+	struct stat st;
+	char buf[64];
+	int fd;
+
+	if (!fifo || stat(fifo, &st) != 0 || !S_ISFIFO(st.st_mode))
+		return;
+	fd = open(fifo, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+}
+
 /* Open a chosen filesystem and run the steps; reports its own errors. */
 static int open_and_process(const struct fstrim_control *ctl, const char *path,
-			    const char *target, int mnt_id, const char *device,
+			    const char *target, int mnt_id, dev_t dev, const char *device,
 			    const char *fstype)
 {
+	struct statvfs vfs;
 	int fd, rc;
 
-	fd = fs_open_root(target, mnt_id);
+	test_pause();
+	fd = fs_open_root(target, mnt_id, dev);
 	if (fd == -ESTALE) {
 		warnx("%s: the mount changed after it was chosen; not trimmed", path);
 		return fd;
@@ -242,6 +301,18 @@ static int open_and_process(const struct fstrim_control *ctl, const char *path,
 		errno = -fd;
 		warn("cannot open %s", path);
 		return fd;
+	}
+	/*
+	 * -a, -A and -I (the callers that name a device) choose writable
+	 * filesystems only; one remounted read-only since is left alone too:
+	 * FITRIM and the journal checkpoint would still write to it. A
+	 * read-only view of a writable filesystem is no reason to stop.
+	 */
+	if (device && fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY) &&
+	    mounts_fs_readonly(mnt_id) != 0) {
+		warnx("%s: remounted read-only after it was chosen; not trimmed", path);
+		close(fd);
+		return -EROFS;
 	}
 	rc = process_fs(ctl, fd, path, device, fstype);
 	close(fd);
@@ -290,8 +361,12 @@ static int fstrim_path(const struct fstrim_control *ctl, const char *path)
 		return EXIT_FAILURE;
 	}
 
-	rc = open_and_process(ctl, path, fs.target, fs.mnt_id, NULL, fs.fstype);
+	rc = open_and_process(ctl, path, fs.target, fs.mnt_id, fs.dev, NULL, fs.fstype);
 	fs_entry_free(&fs);
+	if (stop_signal) {
+		warnx("interrupted by %s", stop_signal_name());
+		return 128 + stop_signal;
+	}
 	if (rc == 1 && ctl->quiet_unsupp)
 		rc = 0;
 	return rc == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
@@ -333,12 +408,19 @@ static int fstrim_all(const struct fstrim_control *ctl)
 	for (i = 0; i < list.count; i++) {
 		const struct fs_entry *fs = &list.entries[i];
 
+		if (stop_signal) {
+			warnx("%s: not trimmed: interrupted by %s", fs->target,
+			      stop_signal_name());
+			continue;
+		}
 		tried++;
-		if (open_and_process(ctl, fs->target, fs->target, fs->mnt_id, fs->source,
-				     fs->fstype) < 0)
+		if (open_and_process(ctl, fs->target, fs->target, fs->mnt_id, fs->dev,
+				     fs->source, fs->fstype) < 0)
 			failed_count++;
 	}
 	fs_list_free(&list);
+	if (stop_signal)
+		return 128 + stop_signal;
 	return report_all_status(tried, failed_count);
 }
 
@@ -456,7 +538,9 @@ int main(int argc, char **argv)
 	if (!caps_have_sys_admin())
 		errx(EXIT_FAILURE, "CAP_SYS_ADMIN is required to trim filesystems");
 	/* from here on, hold only what FITRIM and the journal ioctls need */
-	caps_drop_to_minimum();
+	if (caps_drop_to_minimum() != 0)
+		errx(EXIT_FAILURE, "cannot drop capabilities");
+	catch_stop_signals();
 
 	if (ctl.tables)
 		return fstrim_all(&ctl);

@@ -10,8 +10,9 @@ bool caps_have_sys_admin(void);
 /*
  * Keep only what the work needs: CAP_SYS_ADMIN for FITRIM and the
  * journal ioctls, CAP_DAC_READ_SEARCH to open any mountpoint. Nothing
- * inheritable, nothing ambient; the bounding set too where we may.
- * Returns 0 or -1.
+ * inheritable, nothing ambient; the bounding set too where we may; and
+ * no_new_privs. Returns 0, also when the sets cannot be changed but hold
+ * no more than that already; -1 when more would be kept.
  */
 int caps_drop_to_minimum(void);
 

@@ -12,6 +12,7 @@ struct fs_entry {
 	char *source; /* device path; for a single path only reported */
 	char *fstype;
 	int mnt_id; /* mount ID in /proc/self/mountinfo */
+	dev_t dev; /* st_dev of its root when it was chosen */
 };
 
 struct fs_list {
@@ -64,6 +65,13 @@ enum select_status {
  */
 int mounts_select(const struct select_opts *opts, struct fs_list *list,
 		  const char **failed);
+
+/*
+ * Whether the filesystem of mount @mnt_id is read-only itself (its
+ * superblock options), whatever the flags of that one mount: 1 or 0,
+ * -ENOENT when the mount is gone, or -errno.
+ */
+int mounts_fs_readonly(int mnt_id);
 
 void fs_entry_free(struct fs_entry *fs);
 void fs_list_free(struct fs_list *list);

@@ -3,15 +3,17 @@
 #define FSTRIM_EXT_TRIM_H
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <linux/fs.h>
 
 /*
  * Open the root of a chosen filesystem for the ioctls, without
  * following symbolic links, and check the descriptor itself: it must be
- * the root of the mount @mnt_id (when > 0). Returns a descriptor, or
- * -ESTALE when the mount is no longer the one chosen, or -errno.
+ * the root of the mount @mnt_id (when > 0) and of a filesystem on @dev
+ * (when not 0). Returns a descriptor, or -ESTALE when the mount is no
+ * longer the one chosen, or -errno.
  */
-int fs_open_root(const char *path, int mnt_id);
+int fs_open_root(const char *path, int mnt_id, dev_t dev);
 
 /*
  * FITRIM over @range (copied, the kernel rewrites it). Returns 0 and

@@ -4,6 +4,7 @@
  */
 #include <cap-ng.h>
 #include <linux/capability.h>
+#include <sys/prctl.h>
 
 #include "caps.h"
 
@@ -14,9 +15,37 @@ bool caps_have_sys_admin(void)
 	return capng_have_capability(CAPNG_EFFECTIVE, CAP_SYS_ADMIN);
 }
 
-int caps_drop_to_minimum(void)
+static const unsigned int needed[] = { CAP_SYS_ADMIN, CAP_DAC_READ_SEARCH };
+
+static bool is_needed(unsigned int cap)
 {
-	static const unsigned int needed[] = { CAP_SYS_ADMIN, CAP_DAC_READ_SEARCH };
+	return cap == needed[0] || cap == needed[1];
+}
+
+/*
+ * Whether the process already holds nothing beyond what is needed, and
+ * nothing inheritable or ambient: the case of a systemd unit with a
+ * tight CapabilityBoundingSet, whose system-call filter may also deny
+ * capset(2) itself.
+ */
+static bool holds_only_needed(void)
+{
+	unsigned int cap;
+
+	if (capng_get_caps_process() != 0)
+		return false;
+	for (cap = 0; cap <= CAP_LAST_CAP; cap++) {
+		if (capng_have_capability(CAPNG_INHERITABLE, cap) ||
+		    capng_have_capability(CAPNG_AMBIENT, cap))
+			return false;
+		if (!is_needed(cap) && capng_have_capability(CAPNG_PERMITTED, cap))
+			return false;
+	}
+	return true;
+}
+
+static int apply_minimum(void)
+{
 	const capng_type_t sets = CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET;
 	capng_select_t which = CAPNG_SELECT_CAPS;
 	bool have[2];
@@ -39,6 +68,16 @@ int caps_drop_to_minimum(void)
 		return -1;
 	/* ambient capabilities would survive an exec: drop them all */
 	if (capng_apply(CAPNG_SELECT_AMBIENT) != 0)
+		return -1;
+	return 0;
+}
+
+int caps_drop_to_minimum(void)
+{
+	if (apply_minimum() != 0 && !holds_only_needed())
+		return -1;
+	/* and nothing it could ever execute may gain any back */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		return -1;
 	return 0;
 }

@@ -106,6 +106,17 @@ static int dup_entry(struct libmnt_fs *fs, const char *target, const char *sourc
 	return 0;
 }
 
+/* The device of what is mounted at @target now. */
+static int root_dev(const char *target, dev_t *dev)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, target, AT_NO_AUTOMOUNT, STATX_TYPE, &stx) != 0)
+		return -errno;
+	*dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	return 0;
+}
+
 static struct libmnt_table *read_table(const char *file)
 {
 	struct libmnt_table *tab = mnt_new_table();
@@ -117,6 +128,14 @@ static struct libmnt_table *read_table(const char *file)
 		return NULL;
 	}
 	return tab;
+}
+
+/* Read-only is the filesystem's own state, not the view of one mount. */
+static bool is_readonly_fs(struct libmnt_fs *live)
+{
+	const char *opts = mnt_fs_get_fs_options(live);
+
+	return opts && mnt_optstr_get_option(opts, "ro", NULL, NULL) == 0;
 }
 
 int mounts_lookup_path(const char *path, struct fs_entry *fs, struct path_lookup *why)
@@ -154,10 +173,35 @@ int mounts_lookup_path(const char *path, struct fs_entry *fs, struct path_lookup
 	} else {
 		/* the source is for reports; no " on DEVICE" for a single path */
 		rc = dup_entry(mnt, rpath, mnt_fs_get_srcpath(mnt), fs);
+		if (!rc)
+			rc = root_dev(rpath, &fs->dev);
+		if (rc)
+			fs_entry_free(fs);
 	}
 
 	mnt_unref_table(tab);
 	free(rpath);
+	return rc;
+}
+
+int mounts_fs_readonly(int mnt_id)
+{
+	struct libmnt_table *tab = read_table(PATH_MOUNTINFO);
+	struct libmnt_iter *itr;
+	struct libmnt_fs *fs;
+	int rc = -ENOENT;
+
+	if (!tab)
+		return -EINVAL;
+	itr = mnt_new_iter(MNT_ITER_BACKWARD);
+	while (itr && mnt_table_next_fs(tab, itr, &fs) == 0) {
+		if (mnt_fs_get_id(fs) == mnt_id) {
+			rc = is_readonly_fs(fs);
+			break;
+		}
+	}
+	mnt_free_iter(itr);
+	mnt_unref_table(tab);
 	return rc;
 }
 
@@ -169,6 +213,7 @@ struct candidate {
 	const char *source; /* resolved device path */
 	size_t order; /* position in the table */
 	int live_id; /* mount ID seen at the target now */
+	dev_t live_dev; /* and the device of its root */
 	bool dropped;
 	dev_t source_dev; /* of the source; 0 when not a block device */
 	bool discard_ok; /* the source can discard and is writable */
@@ -365,14 +410,6 @@ static bool has_discard(const char *devname)
 	return granularity > 0 && ro == 0;
 }
 
-/* Read-only is the filesystem's own state, not the view of one mount. */
-static bool is_readonly_fs(struct libmnt_fs *live)
-{
-	const char *opts = mnt_fs_get_fs_options(live);
-
-	return opts && mnt_optstr_get_option(opts, "ro", NULL, NULL) == 0;
-}
-
 /*
  * Whether the device a table names is the one mounted. btrfs and other
  * filesystems on anonymous devices (major 0) cannot be compared so.
@@ -416,6 +453,7 @@ static bool live_usable(struct selection *sel, struct candidate *c)
 	if (!c->discard_ok)
 		return false;
 	c->live_id = (int)stx.stx_mnt_id;
+	c->live_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 	return true;
 }
 
@@ -515,6 +553,7 @@ static int collect(struct selection *sel, struct fs_list *list)
 		if (rc)
 			return rc;
 		list->entries[n].mnt_id = c->live_id;
+		list->entries[n].dev = c->live_dev;
 		n++;
 	}
 	list->count = n;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -39,7 +40,7 @@ static int open_nofollow(const char *path)
 	return fd;
 }
 
-int fs_open_root(const char *path, int mnt_id)
+int fs_open_root(const char *path, int mnt_id, dev_t dev)
 {
 	struct statx stx;
 	int fd, err;
@@ -55,6 +56,13 @@ int fs_open_root(const char *path, int mnt_id)
 	}
 	if (mnt_id > 0 && (stx.stx_mask & STATX_MNT_ID) &&
 	    stx.stx_mnt_id != (__u64)mnt_id)
+		goto changed;
+	/*
+	 * Mount IDs are reused: unmount the chosen filesystem, mount another
+	 * at the same place, and it may get the same ID. The device does not
+	 * come back with it.
+	 */
+	if (dev && makedev(stx.stx_dev_major, stx.stx_dev_minor) != dev)
 		goto changed;
 	if ((stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
 	    !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))

@@ -7,6 +7,8 @@
 # ioctl on the swapped-in filesystem (strace -y), and the deleted contents
 # on its device, which any discard would wipe, all still there.
 
+# shellcheck disable=SC2154 # stderr comes from tool_wait and run --separate-stderr
+
 setup() {
 	load test_helper/common-setup
 	load test_helper/workload
@@ -34,14 +36,14 @@ two_filesystems() {
 	mkdir -p "$T/b"
 	track_mount "$B_DEV" "$T/b"
 	plant_markers "$T/b" victim 20
-	B_MARKERS=$(markers_on_device "$B_DEV")
+	B_MARKERS=$(markers_on_device "$B_DEV" victim)
 	[[ $B_MARKERS -eq 20 ]] || fail "markers not on the device: $B_MARKERS"
 }
 
 assert_victim_untouched() {
 	assert_no_trim_ioctl
-	[[ $(markers_on_device "$B_DEV") -eq $B_MARKERS ]] ||
-		fail "the other filesystem was discarded: $(markers_on_device "$B_DEV") of $B_MARKERS markers left"
+	[[ $(markers_on_device "$B_DEV" victim) -eq $B_MARKERS ]] ||
+		fail "the other filesystem was discarded: $(markers_on_device "$B_DEV" victim) of $B_MARKERS markers left"
 }
 
 # bats test_tags=root
@@ -161,5 +163,5 @@ assert_victim_untouched() {
 		fail "an ioctl went elsewhere than $C"
 	fi
 	grep -q "ioctl([0-9]*<$C>, FITRIM" "$STRACE_LOG" || fail "C was not trimmed"
-	[[ $(markers_on_device "$B_DEV") -eq $B_MARKERS ]] || fail "B was discarded"
+	[[ $(markers_on_device "$B_DEV" victim) -eq $B_MARKERS ]] || fail "B was discarded"
 }

@@ -1,0 +1,253 @@
+#!/usr/bin/env bats
+# Faults: each is reported for its own filesystem, with the documented
+# status (one path: 1; -a/-A/-I: 32 all failed, 64 some failed), never a
+# crash, a signal death or a half-written report; the other filesystems
+# of the run are still done.
+
+# shellcheck disable=SC2154 # stderr comes from tool_wait and run --separate-stderr
+# shellcheck disable=SC2030,SC2031 # status and output are set by run and tool_wait
+
+setup() {
+	load test_helper/common-setup
+	load test_helper/workload
+	_common_setup
+	require_root
+	require_cmd strace findmnt mkfifo
+	T=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+	_common_teardown
+	if [[ -n ${SMALL:-} ]]; then
+		umount -l "$SMALL" 2>/dev/null || true
+	fi
+}
+
+# loop_dev FILE: attach FILE to a loop device that teardown detaches
+loop_dev() {
+	LOOPDEV=$(losetup --find --show "$1") || fail "losetup failed"
+	LOOPDEVS+=("$LOOPDEV")
+}
+
+# An ext4 whose journal lives on its own device, which cannot discard.
+# Sets MNT, JDEV.
+ext4_with_journal_without_discard() {
+	truncate -s 16M "$T/journal.img"
+	loop_dev "$T/journal.img"
+	JDEV=$LOOPDEV
+	mkfs.ext4 -q -F -b 4096 -O journal_dev "$JDEV" >/dev/null
+	# the limit outlives the device: disable_discard has teardown remove it
+	disable_discard "$JDEV"
+	truncate -s 64M "$T/fs.img"
+	loop_dev "$T/fs.img"
+	mkfs.ext4 -q -F -b 4096 -J device="$JDEV" "$LOOPDEV" >/dev/null
+	MNT=$T/ext
+	mkdir -p "$MNT"
+	track_mount "$LOOPDEV" "$MNT"
+}
+
+# A mount line's fields must never be cut: whole lines or nothing.
+assert_whole_lines() {
+	local line
+	while IFS= read -r line; do
+		[[ -n $line ]] || continue
+		[[ $line =~ ^/.*:\ .*(trimmed|via\ [A-Z_]+)(\ on\ /dev/[^ ]+)?(,\ journal.*)?$ ]] ||
+			fail "a cut or strange report line: '$line'"
+	done <<<"$output"
+}
+
+# bats test_tags=root
+@test "journal device without discard: the journal step is unsupported, FITRIM is done" {
+	ext4_with_journal_without_discard
+	run_traced -v --journal "$MNT"
+	assert_failure 1
+	assert_line "fstrim-ext: $MNT: the journal step is not supported: the journal device does not support discard (try --journal-erase=zeroout)"
+	assert_line --regexp "^$MNT: .* trimmed$"
+	grep -q FITRIM "$STRACE_LOG"
+}
+
+# bats test_tags=root
+@test "journal device without discard: --quiet-unsupported exits 0, -I counts it as not failed" {
+	ext4_with_journal_without_discard
+	run -0 "$FSTRIM_EXT" --journal --quiet-unsupported "$MNT"
+	write_table "$T/table" "$MNT"
+	run -0 "$FSTRIM_EXT" -v --journal -I "$T/table"
+	assert_output --partial "the journal device does not support discard"
+}
+
+# bats test_tags=root
+@test "journal device without discard: zeroout erases it, e2fsck clean" {
+	ext4_with_journal_without_discard
+	run -0 --separate-stderr "$FSTRIM_EXT" -v --journal-erase=zeroout "$MNT"
+	assert_output --regexp "^$MNT: .* trimmed, journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT$"
+	umount "$MNT"
+	run e2fsck -fn -j "$JDEV" "${LOOPDEVS[1]}"
+	assert_success
+}
+
+# bats test_tags=root
+@test "a filesystem unmounted between selection and use is reported, the others trimmed" {
+	make_loop_fs ext4 64 -b 4096
+	A=$MNT
+	make_loop_fs ext4 64 -b 4096
+	B=$MNT
+	write_table "$T/table" "$B" "$A"   # newest first: A, then B
+	tool_start_paused 1 -v --journal -I "$T/table"
+	tool_wait_paused
+	umount "$A"
+	tool_release
+	tool_wait
+	[[ $status -eq 64 ]] || fail "status $status: $stderr"
+	[[ $stderr == *"$A: the mount changed after it was chosen; not trimmed"* ]] || fail "$stderr"
+	[[ $output == "$B: "*"trimmed on "*", journal checkpointed and discarded via "* ]] ||
+		fail "stdout: $output"
+	assert_no_ioctl_on "$A"
+}
+
+# bats test_tags=root
+@test "a single path unmounted between lookup and use exits 1 without an ioctl" {
+	make_loop_fs ext4 64 -b 4096
+	tool_start_paused 1 -v --journal "$MNT"
+	tool_wait_paused
+	umount "$MNT"
+	tool_release
+	tool_wait
+	[[ $status -eq 1 ]] || fail "status $status: $stderr"
+	[[ $stderr == "fstrim-ext: $MNT: the mount changed after it was chosen; not trimmed" ]] ||
+		fail "$stderr"
+	assert_no_trim_ioctl
+}
+
+# bats test_tags=root
+@test "a filesystem remounted read-only between selection and use is not written" {
+	make_loop_fs ext4 64 -b 4096
+	A=$MNT
+	make_loop_fs ext4 64 -b 4096
+	B=$MNT
+	write_table "$T/table" "$B" "$A"
+	tool_start_paused 1 -v --journal -I "$T/table"
+	tool_wait_paused
+	mount -o remount,ro "$A"
+	tool_release
+	tool_wait
+	# selection drops read-only filesystems; the same holds at use (issue6-readonly.diff)
+	assert_no_ioctl_on "$A"
+	[[ $status -eq 64 ]] || fail "status $status: $stderr"
+	[[ $stderr == *"$A: "*"read-only"*"not trimmed"* ]] || fail "$stderr"
+	[[ $output == "$B: "*"trimmed on "* ]] || fail "stdout: $output"
+}
+
+# An ext4 on a loop device whose backing file sits on a small tmpfs,
+# filled up after mkfs: every write to a block not yet written fails.
+ext4_on_full_backing_store() {
+	SMALL=$T/small
+	mkdir -p "$SMALL" "$T/full"
+	mount -t tmpfs -o size=24m tmpfs "$SMALL"
+	truncate -s 128M "$SMALL/fs.img"
+	loop_dev "$SMALL/fs.img"
+	FULL_DEV=$LOOPDEV
+	mkfs.ext4 -q -F -b 4096 -E nodiscard "$FULL_DEV" >/dev/null
+	track_mount "$FULL_DEV" "$T/full"
+	local i
+	for ((i = 0; i < 40; i++)); do
+		head -c 1M /dev/urandom >"$T/full/f$i" 2>/dev/null || break
+	done
+}
+
+# bats test_tags=root
+@test "I/O errors from the device (backing store full): reported for that filesystem" {
+	ext4_on_full_backing_store
+	make_loop_fs ext4 64 -b 4096
+	GOOD=$MNT
+	write_table "$T/table" "$GOOD" "$T/full"
+	run --separate-stderr "$FSTRIM_EXT" -v --journal-erase=zeroout -I "$T/table"
+	[[ $status -eq 64 ]] || fail "status $status: $stderr"
+	[[ $stderr == *"fstrim-ext: $T/full: "*"failed: "* ]] || fail "$stderr"
+	[[ $output == "$GOOD: "*"trimmed on "*", journal checkpointed and zeroed via "* ]] ||
+		fail "stdout: $output"
+	assert_whole_lines
+}
+
+# bats test_tags=root
+@test "EIO from the device (filesystem under the backing file shut down): reported, exit 1" {
+	require_cmd mkfs.xfs xfs_io
+	make_loop_fs xfs 320
+	XFS=$MNT
+	truncate -s 64M "$XFS/fs.img"
+	loop_dev "$XFS/fs.img"
+	mkfs.ext4 -q -F -b 4096 "$LOOPDEV" >/dev/null
+	mkdir -p "$T/ext"
+	track_mount "$LOOPDEV" "$T/ext"
+	head -c 4M /dev/urandom >"$T/ext/file"
+	# from here every read and write of the backing file fails with EIO
+	xfs_io -x -c shutdown "$XFS"
+	run --separate-stderr "$FSTRIM_EXT" -v --journal "$T/ext"
+	[[ $status -eq 1 ]] || fail "status $status: $stderr"
+	[[ $stderr =~ fstrim-ext:\ $T/ext:\ .*(failed|not\ supported) ]] || fail "$stderr"
+	assert_whole_lines
+}
+
+# bats test_tags=root
+@test "ENOSPC: a full filesystem is trimmed and its journal erased, e2fsck clean" {
+	make_loop_fs ext4 64 -b 4096
+	local i
+	for ((i = 0; i < 100; i++)); do
+		head -c 1M /dev/urandom >"$MNT/f$i" 2>/dev/null || break
+	done
+	run dd if=/dev/zero of="$MNT/rest" bs=4k status=none
+	assert_failure
+	assert_output --partial "No space left on device"
+	run -0 --separate-stderr "$FSTRIM_EXT" -v --journal "$MNT"
+	assert_output --regexp "^$MNT: .* trimmed, journal checkpointed and discarded via "
+	run -0 --separate-stderr "$FSTRIM_EXT" -v --journal-erase=zeroout "$MNT"
+	umount "$MNT"
+	run e2fsck -fn "$LOOPDEV"
+	assert_success
+}
+
+# Three filesystems, stopped before the second; SIGNAL sent there.
+# With the handler (issue6-signals.diff) the one being worked on is
+# finished, the third is left and reported, and the status is 128+N.
+interrupted_run() {
+	local sig=$1 num=$2
+	make_loop_fs ext4 64 -b 4096
+	F3=$MNT
+	make_loop_fs ext4 64 -b 4096
+	F2=$MNT
+	make_loop_fs ext4 64 -b 4096
+	F1=$MNT
+	write_table "$T/table" "$F3" "$F2" "$F1"   # done in the order F1 F2 F3
+	tool_start_paused 2 -v --journal -I "$T/table"
+	tool_wait_paused
+	kill -s "$sig" "$TOOL_PID"
+	tool_release
+	tool_wait
+	[[ $status -eq $((128 + num)) ]] || fail "status $status, want $((128 + num)): $stderr"
+	# what was done is on stdout, whole, even though it was a pipe to a file
+	[[ $(grep -c . <<<"$output") -eq 2 ]] || fail "stdout: $output"
+	[[ $output == "$F1: "*"trimmed on "*", journal checkpointed and discarded via "*"
+$F2: "*"trimmed on "*", journal checkpointed and discarded via "* ]] || fail "stdout: $output"
+	[[ $stderr == *"$F3: not trimmed: interrupted by $sig"* ]] || fail "stderr: $stderr"
+	assert_no_ioctl_on "$F3"
+}
+
+# bats test_tags=root
+@test "SIGTERM during a run of several filesystems: the current one finished, exit 143" {
+	interrupted_run SIGTERM 15
+}
+
+# bats test_tags=root
+@test "SIGINT during a run of several filesystems: the current one finished, exit 130" {
+	interrupted_run SIGINT 2
+}
+
+# bats test_tags=root
+@test "stdout full during a run of several filesystems: write error, exit 1" {
+	make_loop_fs ext4 64 -b 4096
+	A=$MNT
+	make_loop_fs ext4 64 -b 4096
+	write_table "$T/table" "$MNT" "$A"
+	run bash -c "'$FSTRIM_EXT' -v --journal -I '$T/table' >/dev/full"
+	assert_failure 1
+	assert_output --partial "write error"
+}
