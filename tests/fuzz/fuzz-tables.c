@@ -24,8 +24,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char dir[PATH_MAX];
-static char tab1[PATH_MAX], tab2[PATH_MAX], empty[PATH_MAX], missing[PATH_MAX];
+static char dir[64];
+static char tab1[96], tab2[96], empty[96], missing[96];
 
 static void on_parse_error(const char *file, int line, void *arg)
 {
