@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +22,13 @@
 
 #include "config.h"
 
+#include "audit.h"
 #include "caps.h"
 #include "journal.h"
 #include "mounts.h"
 #include "remnants.h"
 #include "report.h"
+#include "report-json.h"
 #include "sizes.h"
 #include "trim.h"
 
@@ -37,12 +40,16 @@ struct fstrim_control {
 	const char *tables; /* -a, -A, -I: the tables to read */
 	const char *types; /* -t */
 	enum journal_erase erase;
+	struct report_json *json; /* --json: the document of the run */
+	unsigned int found; /* --audit: filesystems with remnants */
 
 	unsigned int verbose : 1;
 	unsigned int quiet_unsupp : 1;
 	unsigned int dryrun : 1;
 	unsigned int journal : 1; /* the journal step after FITRIM */
 	unsigned int journal_only : 1; /* the journal step, no FITRIM */
+	unsigned int audit : 1; /* read-only check, after the steps if any */
+	unsigned int json_opt : 1; /* -J: build ->json once the options are read */
 };
 
 static void __attribute__((__noreturn__)) usage(void)
@@ -69,7 +76,10 @@ static void __attribute__((__noreturn__)) usage(void)
 	      "                              implies --journal\n"
 	      " -v, --verbose              report what was done on each filesystem\n"
 	      "     --quiet-unsupported    be silent about filesystems that cannot do a step\n"
-	      " -n, --dry-run              select and check, but discard nothing\n",
+	      " -n, --dry-run              select and check, but discard nothing\n"
+	      "     --audit                check, read-only, what the device still holds of\n"
+	      "                              deleted data (after the steps with --journal)\n"
+	      " -J, --json                 print one JSON document for the whole run\n",
 	      out);
 	fputs("\n -h, --help                 display this help\n"
 	      " -V, --version              display version\n",
@@ -160,13 +170,88 @@ static int worse(int a, int b)
 }
 
 /*
+ * warnx(), and with --json the same text in the document, with the
+ * filesystem it is about.
+ */
+static void __attribute__((format(printf, 2, 3)))
+note(const struct fstrim_control *ctl, const char *fmt, ...)
+{
+	char *msg;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		return;
+	warnx("%s", msg);
+	if (ctl->json)
+		report_json_warning(ctl->json, "%s", msg);
+	free(msg);
+}
+
+/*
+ * --audit: 1 when something recoverable was found; 32 when no filesystem
+ * could be audited, 64 when some could not (a failed step counts as
+ * such); both added, so 65 is "found on one, could not look at another".
+ */
+static int audit_status(const struct fstrim_control *ctl, unsigned int tried,
+			unsigned int failed)
+{
+	return report_all_status(tried, failed) | (ctl->found ? 1 : 0);
+}
+
+/* What the user reads about a filesystem: lines, or its part of the JSON document. */
+static void report_fs(const struct fstrim_control *ctl, const struct fs_result *res,
+		      const struct report_json_fs *jf)
+{
+	char *text;
+
+	if (ctl->json) {
+		if (report_json_add(ctl->json, res, jf) != 0)
+			warnx("%s: cannot add to the JSON document", res->path);
+		return;
+	}
+	text = report_line(res, ctl->verbose);
+	if (text) {
+		puts(text);
+		free(text);
+	}
+	if (jf->audit) {
+		text = audit_describe(res->path, jf->audit, jf->audit_rc, ctl->verbose);
+		if (text) {
+			fputs(text, stdout);
+			free(text);
+		}
+	}
+}
+
+/* A filesystem that was refused or could not be opened: only --json tells more. */
+static void report_not_done(const struct fstrim_control *ctl, const char *path,
+			    const char *source, const char *fstype, const char *refused,
+			    const char *error)
+{
+	struct fs_result res = { .path = path, .dry_run = ctl->dryrun };
+	struct report_json_fs jf = {
+		.fstype = fstype,
+		.source = source,
+		.refused = refused,
+		.error = error,
+	};
+
+	if (ctl->json)
+		report_fs(ctl, &res, &jf);
+}
+
+/*
  * Say what the steps could not remove, as far as the kernel shows it:
  * free space in chunks below the discard granularity, which FITRIM
  * skips, measured; and, with --verbose, that on kernels without the
  * directory-pack fix deleted names may remain inside live directory
  * blocks, which is true of every such kernel and so not said each run.
  */
-static void warn_remnants(int fd, const char *path, bool verbose)
+static void warn_remnants(const struct fstrim_control *ctl, int fd, const char *path)
 {
 	char size[SIZE_HUMAN_MAX], gran[SIZE_HUMAN_MAX];
 	struct remnants rem = { 0 };
@@ -177,55 +262,71 @@ static void warn_remnants(int fd, const char *path, bool verbose)
 	    remnants_check_dev(st.st_dev, (unsigned int)sfs.f_bsize, &rem) != 0)
 		return;
 	if (rem.small_free_bytes)
-		warnx("%s: warning: up to %s of free space lies in extents smaller than "
-		      "the discard granularity (%s) and was not discarded",
-		      path, size_to_human(rem.small_free_bytes, size, sizeof(size)),
-		      size_to_human(rem.discard_granularity, gran, sizeof(gran)));
-	if (verbose && remnants_names_may_remain(&rem))
-		warnx("%s: warning: the kernel lacks the directory-pack fix; names of "
-		      "deleted files may remain inside live directory blocks",
-		      path);
+		note(ctl,
+		     "%s: warning: up to %s of free space lies in extents smaller "
+		     "than the discard granularity (%s) and was not discarded",
+		     path, size_to_human(rem.small_free_bytes, size, sizeof(size)),
+		     size_to_human(rem.discard_granularity, gran, sizeof(gran)));
+	if (ctl->verbose && remnants_names_may_remain(&rem))
+		note(ctl,
+		     "%s: warning: the kernel lacks the directory-pack fix; names "
+		     "of deleted files may remain inside live directory blocks",
+		     path);
 }
 
 /*
- * The steps on one filesystem, through the descriptor that was checked.
- * Returns 0, 1 when a step is unsupported, or -errno.
+ * The steps on one filesystem, through the descriptor that was checked,
+ * then the audit. Returns 0, 1 when a step is unsupported, or -errno.
  */
-static int process_fs(const struct fstrim_control *ctl, int fd, const char *path,
-		      const char *device, const char *fstype)
+static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
+		      const char *device, const char *source, const char *fstype)
 {
+	/* --audit alone changes nothing; with --journal it looks afterwards */
+	bool steps = !ctl->audit || ctl->journal;
 	struct fs_result res = {
 		.path = path,
 		.device = device,
 		.dry_run = ctl->dryrun,
 		.erase = ctl->erase,
 	};
-	int trim_rc = 0, journal_rc = 0;
+	struct report_json_fs jf = {
+		.fstype = fstype,
+		.source = source,
+		.trim_asked = steps && !ctl->journal_only,
+		.journal_asked = ctl->journal,
+	};
+	struct audit_result audit = { 0 };
+	int trim_rc = 0, journal_rc = 0, rc;
+	char error[256];
 	uint64_t more;
-	char *line;
 
-	if (!ctl->journal_only) {
+	if (jf.trim_asked) {
 		/*
 		 * Blocks freed by a transaction that has not committed are
 		 * not free on disk yet, so FITRIM would skip them: commit
 		 * first when the point is to erase what was deleted.
 		 */
 		if (ctl->journal && !ctl->dryrun && syncfs(fd) != 0) {
-			warn("%s: syncfs failed", path);
-			return -errno;
+			rc = -errno;
+			note(ctl, "%s: syncfs failed: %s", path, strerror(-rc));
+			snprintf(error, sizeof(error), "syncfs: %s", strerror(-rc));
+			jf.error = error;
+			goto out;
 		}
 		if (ctl->dryrun) {
 			res.trim_done = true;
 		} else {
 			trim_rc = trim_fs(fd, &ctl->range, &res.trimmed);
 			if (trim_rc < 0) {
-				errno = -trim_rc;
-				warn("%s: FITRIM ioctl failed", path);
-				return trim_rc;
+				note(ctl, "%s: FITRIM ioctl failed: %s", path,
+				     strerror(-trim_rc));
+				rc = trim_rc;
+				goto out;
 			}
 			res.trim_done = trim_rc == 0;
 			if (trim_rc == 1 && !ctl->quiet_unsupp)
-				warnx("%s: the discard operation is not supported", path);
+				note(ctl, "%s: the discard operation is not supported",
+				     path);
 		}
 	}
 
@@ -241,23 +342,35 @@ static int process_fs(const struct fstrim_control *ctl, int fd, const char *path
 			if (res.trim_done && !ctl->dryrun &&
 			    trim_fs(fd, &ctl->range, &more) == 0)
 				res.trimmed += more;
-			if (!ctl->dryrun)
-				warn_remnants(fd, path, ctl->verbose);
+			/* the audit says all of it, and more */
+			if (!ctl->dryrun && !ctl->audit)
+				warn_remnants(ctl, fd, path);
 		} else if (journal_rc == 1 && !ctl->quiet_unsupp) {
-			warnx("%s: the journal step is not supported: %s", path,
-			      report_journal_reason(&res.journal, fstype));
+			note(ctl, "%s: the journal step is not supported: %s", path,
+			     report_journal_reason(&res.journal, fstype));
 		} else if (journal_rc < 0) {
-			errno = -journal_rc;
-			warn("%s: journal checkpoint failed", path);
+			note(ctl, "%s: journal checkpoint failed: %s", path,
+			     strerror(-journal_rc));
 		}
 	}
+	rc = worse(trim_rc, journal_rc);
 
-	line = report_line(&res, ctl->verbose);
-	if (line) {
-		puts(line);
-		free(line);
+	if (ctl->audit) {
+		jf.audit = &audit;
+		jf.audit_rc = audit_fs(fd, &audit);
+		if (jf.audit_rc == 0 && audit_found_remnants(&audit))
+			ctl->found++;
+		if (jf.audit_rc < 0)
+			rc = worse(rc, jf.audit_rc);
+		else if (jf.audit_rc == 0 && audit_incomplete(&audit))
+			rc = worse(rc, -EIO);
 	}
-	return worse(trim_rc, journal_rc);
+out:
+	jf.trim_rc = trim_rc;
+	jf.journal_rc = journal_rc;
+	report_fs(ctl, &res, &jf);
+	audit_result_free(&audit);
+	return rc;
 }
 
 /*
@@ -284,22 +397,26 @@ static void test_pause(void)
 }
 
 /* Open a chosen filesystem and run the steps; reports its own errors. */
-static int open_and_process(const struct fstrim_control *ctl, const char *path,
+static int open_and_process(struct fstrim_control *ctl, const char *path,
 			    const char *target, int mnt_id, dev_t dev, const char *device,
-			    const char *fstype)
+			    const char *source, const char *fstype)
 {
 	struct statvfs vfs;
+	char error[256];
 	int fd, rc;
 
 	test_pause();
 	fd = fs_open_root(target, mnt_id, dev);
 	if (fd == -ESTALE) {
-		warnx("%s: the mount changed after it was chosen; not trimmed", path);
+		note(ctl, "%s: the mount changed after it was chosen; not trimmed", path);
+		report_not_done(ctl, path, source, fstype, NULL,
+				"the mount changed after it was chosen");
 		return fd;
 	}
 	if (fd < 0) {
-		errno = -fd;
-		warn("cannot open %s", path);
+		note(ctl, "cannot open %s: %s", path, strerror(-fd));
+		snprintf(error, sizeof(error), "cannot open: %s", strerror(-fd));
+		report_not_done(ctl, path, source, fstype, NULL, error);
 		return fd;
 	}
 	/*
@@ -310,63 +427,81 @@ static int open_and_process(const struct fstrim_control *ctl, const char *path,
 	 */
 	if (device && fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY) &&
 	    mounts_fs_readonly(mnt_id) != 0) {
-		warnx("%s: remounted read-only after it was chosen; not trimmed", path);
+		note(ctl, "%s: remounted read-only after it was chosen; not trimmed",
+		     path);
+		report_not_done(ctl, path, source, fstype, NULL,
+				"remounted read-only after it was chosen");
 		close(fd);
 		return -EROFS;
 	}
-	rc = process_fs(ctl, fd, path, device, fstype);
+	rc = process_fs(ctl, fd, path, device, source, fstype);
 	close(fd);
 	return rc;
 }
 
-static int fstrim_path(const struct fstrim_control *ctl, const char *path)
+/* A single path that could not be worked on. */
+static int path_failed(const struct fstrim_control *ctl, const char *path,
+		       const char *refused, const char *error)
 {
+	report_not_done(ctl, path, NULL, NULL, refused, error);
+	return ctl->audit ? audit_status(ctl, 1, 1) : EXIT_FAILURE;
+}
+
+static int fstrim_path(struct fstrim_control *ctl, const char *path)
+{
+	char why_text[PATH_MAX * 2 + 64];
 	struct path_lookup why;
 	struct fs_entry fs;
 	struct stat st;
 	int rc;
 
 	if (stat(path, &st) != 0) {
-		warn("stat of %s failed", path);
-		return EXIT_FAILURE;
+		rc = errno;
+		note(ctl, "stat of %s failed: %s", path, strerror(rc));
+		return path_failed(ctl, path, NULL, strerror(rc));
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		warnx("%s: not a directory", path);
-		return EXIT_FAILURE;
+		note(ctl, "%s: not a directory", path);
+		return path_failed(ctl, path, "not a directory", NULL);
 	}
 
 	rc = mounts_lookup_path(path, &fs, &why);
 	if (rc < 0) {
-		errno = -rc;
-		warn("%s: cannot read %s", path, PATH_MOUNTINFO);
-		return EXIT_FAILURE;
+		note(ctl, "%s: cannot read %s: %s", path, PATH_MOUNTINFO, strerror(-rc));
+		return path_failed(ctl, path, NULL, strerror(-rc));
 	}
 	switch (why.refusal) {
 	case PATH_OK:
 		break;
 	case PATH_INSIDE:
-		warnx("%s: not the root of a filesystem (mounted on %s)", path,
-		      why.mountpoint);
+		snprintf(why_text, sizeof(why_text),
+			 "not the root of a filesystem (mounted on %s)", why.mountpoint);
 		break;
 	case PATH_BIND_SUBDIR:
-		warnx("%s: not the root of a filesystem (bind mount of %s from %s)", path,
-		      why.root, why.source);
+		snprintf(why_text, sizeof(why_text),
+			 "not the root of a filesystem (bind mount of %s from %s)",
+			 why.root, why.source);
 		break;
 	case PATH_NOT_MOUNTED:
-		warnx("%s: not the root of a filesystem", path);
+		snprintf(why_text, sizeof(why_text), "not the root of a filesystem");
 		break;
 	}
 	if (why.refusal != PATH_OK) {
+		note(ctl, "%s: %s", path, why_text);
 		path_lookup_free(&why);
-		return EXIT_FAILURE;
+		return path_failed(ctl, path, why_text, NULL);
 	}
 
-	rc = open_and_process(ctl, path, fs.target, fs.mnt_id, fs.dev, NULL, fs.fstype);
+	/* one path: its source goes to --json only, fstrim prints no " on DEVICE" */
+	rc = open_and_process(ctl, path, fs.target, fs.mnt_id, fs.dev, NULL, fs.source,
+			      fs.fstype);
 	fs_entry_free(&fs);
 	if (stop_signal) {
-		warnx("interrupted by %s", stop_signal_name());
+		note(ctl, "interrupted by %s", stop_signal_name());
 		return 128 + stop_signal;
 	}
+	if (ctl->audit)
+		return audit_status(ctl, 1, rc < 0);
 	if (rc == 1 && ctl->quiet_unsupp)
 		rc = 0;
 	return rc == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
@@ -374,34 +509,36 @@ static int fstrim_path(const struct fstrim_control *ctl, const char *path)
 
 static void report_parse_error(const char *file, int line, void *arg)
 {
-	warnx("%s: parse error at line %d -- ignored", file, line);
+	note(arg, "%s: parse error at line %d -- ignored", file, line);
 }
 
-static int fstrim_all(const struct fstrim_control *ctl)
+static int fstrim_all(struct fstrim_control *ctl)
 {
 	struct select_opts opts = {
 		.tables = ctl->tables,
 		.types = ctl->types,
 		.parse_error = report_parse_error,
+		.arg = ctl,
 	};
 	unsigned int tried = 0, failed_count = 0;
 	struct fs_list list;
+	char why[64];
 	const char *failed;
 	size_t i;
 	int rc;
 
 	rc = mounts_select(&opts, &list, &failed);
 	if (rc < 0) {
-		errno = -rc;
-		warn("failed to parse %s", failed ? failed : ctl->tables);
+		note(ctl, "failed to parse %s: %s", failed ? failed : ctl->tables,
+		     strerror(-rc));
 		return EXIT_ALL_FAILED;
 	}
 	if (rc == SELECT_NO_TABLE) {
-		warnx("no readable mount table in '%s'", ctl->tables);
+		note(ctl, "no readable mount table in '%s'", ctl->tables);
 		return EXIT_ALL_FAILED;
 	}
 	if (rc == SELECT_EMPTY) {
-		warnx("no filesystem is listed in '%s'", ctl->tables);
+		note(ctl, "no filesystem is listed in '%s'", ctl->tables);
 		return EXIT_ALL_FAILED;
 	}
 
@@ -409,18 +546,24 @@ static int fstrim_all(const struct fstrim_control *ctl)
 		const struct fs_entry *fs = &list.entries[i];
 
 		if (stop_signal) {
-			warnx("%s: not trimmed: interrupted by %s", fs->target,
-			      stop_signal_name());
+			note(ctl, "%s: not trimmed: interrupted by %s", fs->target,
+			     stop_signal_name());
+			snprintf(why, sizeof(why), "interrupted by %s",
+				 stop_signal_name());
+			report_not_done(ctl, fs->target, fs->source, fs->fstype, NULL,
+					why);
 			continue;
 		}
 		tried++;
 		if (open_and_process(ctl, fs->target, fs->target, fs->mnt_id, fs->dev,
-				     fs->source, fs->fstype) < 0)
+				     fs->source, fs->source, fs->fstype) < 0)
 			failed_count++;
 	}
 	fs_list_free(&list);
 	if (stop_signal)
 		return 128 + stop_signal;
+	if (ctl->audit)
+		return audit_status(ctl, tried, failed_count);
 	return report_all_status(tried, failed_count);
 }
 
@@ -429,12 +572,13 @@ int main(int argc, char **argv)
 	struct fstrim_control ctl = {
 		.range = { .len = ULLONG_MAX },
 	};
-	int c, table_opt = 0;
+	int c, rc, table_opt = 0;
 
 	enum {
 		OPT_QUIET_UNSUPP = CHAR_MAX + 1,
 		OPT_JOURNAL_ONLY,
 		OPT_JOURNAL_ERASE,
+		OPT_AUDIT,
 	};
 	static const struct option longopts[] = {
 		{ "all", no_argument, NULL, 'a' },
@@ -450,6 +594,8 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet-unsupported", no_argument, NULL, OPT_QUIET_UNSUPP },
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "audit", no_argument, NULL, OPT_AUDIT },
+		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -459,7 +605,8 @@ int main(int argc, char **argv)
 	argv[0] = program_invocation_short_name;
 	atexit(close_stdout);
 
-	while ((c = getopt_long(argc, argv, "AahI:jl:m:no:t:Vv", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "AahI:Jjl:m:no:t:Vv", longopts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'a':
 		case 'A':
@@ -514,6 +661,12 @@ int main(int argc, char **argv)
 		case 'n':
 			ctl.dryrun = 1;
 			break;
+		case OPT_AUDIT:
+			ctl.audit = 1;
+			break;
+		case 'J':
+			ctl.json_opt = 1;
+			break;
 		case 'h':
 			usage();
 		case 'V':
@@ -542,7 +695,18 @@ int main(int argc, char **argv)
 		errx(EXIT_FAILURE, "cannot drop capabilities");
 	catch_stop_signals();
 
-	if (ctl.tables)
-		return fstrim_all(&ctl);
-	return fstrim_path(&ctl, argv[optind]);
+	if (ctl.json_opt) {
+		ctl.json = report_json_new(ctl.audit);
+		if (!ctl.json)
+			errx(EXIT_FAILURE, "cannot allocate the JSON document");
+	}
+
+	rc = ctl.tables ? fstrim_all(&ctl) : fstrim_path(&ctl, argv[optind]);
+
+	if (ctl.json) {
+		if (report_json_print(ctl.json, rc, stdout) != 0)
+			warnx("cannot print the JSON document");
+		report_json_free(ctl.json);
+	}
+	return rc;
 }

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FSTRIM_EXT_AUDIT_H
+#define FSTRIM_EXT_AUDIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * What --audit finds on one mounted filesystem. Nothing is written: the
+ * filesystem is opened read-only with libext2fs, the journal is read
+ * from the device with O_DIRECT, and the journal ioctl is only probed
+ * with DRY_RUN.
+ */
+
+/* What a block device offers, from /sys/dev/block/M:m/queue of its disk. */
+struct audit_device {
+	char *path; /* device node; NULL when not found */
+	dev_t devno; /* 0 when not a block device */
+	bool known; /* sysfs answered */
+	uint64_t discard_max_bytes; /* 0: no discard */
+	uint64_t write_zeroes_max_bytes; /* 0: no write-zeroes */
+	uint32_t discard_granularity;
+};
+
+struct audit_journal {
+	bool present; /* the filesystem has a journal */
+	bool external; /* on its own device (mke2fs -O journal_dev) */
+	char uuid[37]; /* the external journal's UUID, "" otherwise */
+	bool read; /* the blocks below were counted */
+	uint32_t block_size;
+	uint64_t blocks; /* journal blocks after its superblock */
+	uint64_t nonzero_blocks; /* of these, holding non-zero bytes */
+	int error; /* 0, or the errno that stopped the count */
+};
+
+/* A directory whose live blocks still hold names of removed entries. */
+struct audit_dir {
+	char *path; /* relative to the filesystem root */
+	uint64_t ino;
+	uint64_t removed_names;
+};
+
+struct audit_dirents {
+	bool scanned;
+	uint64_t directories; /* directories read */
+	uint64_t removed_names; /* distinct readable names of removed entries
+					 * that no live entry of the directory carries */
+	struct audit_dir *dirs; /* where they are, in inode order */
+	size_t ndirs;
+	int error; /* 0, or the errno that stopped the scan */
+};
+
+/* Answers of a journal ioctl probe: 1 yes, 0 no, -errno when it failed otherwise. */
+struct audit_kernel {
+	bool chkpt_jrnl; /* /sys/fs/ext4/features/chkpt_jrnl */
+	int checkpoint; /* EXT4_IOC_CHECKPOINT DRY_RUN answered */
+	int checkpoint_discard; /* ... with DISCARD: the journal discards */
+	int checkpoint_zeroout; /* ... with ZEROOUT */
+	bool jbd2_erase_fix; /* /sys/fs/ext4/features/jbd2_erase_fix */
+	bool wipes_dirents; /* Linux 5.13+: unlink wipes the entry */
+	bool dirent_pack_wipe; /* /sys/fs/ext4/features/dirent_pack_wipe */
+	char release[65]; /* uname -r */
+};
+
+struct audit_result {
+	bool ext4; /* ext2/3/4: the checks below apply */
+	struct audit_device data; /* the filesystem's device */
+	struct audit_device journal_dev; /* the journal's (the same if internal) */
+	struct audit_journal journal;
+	struct audit_dirents dirents;
+	struct audit_kernel kernel;
+	bool free_known; /* the free-space figures below were read */
+	uint64_t free_bytes;
+	uint64_t small_free_bytes; /* in extents smaller than the discard
+					 * granularity: FITRIM cannot reach them */
+	int free_error; /* 0, or the errno of the free-space check */
+};
+
+/*
+ * Audit the filesystem open at @fd (the root of a mount). Returns 0 with
+ * @out filled (the parts that could not be done carry their own error),
+ * 1 when the filesystem is not ext2/3/4 (only @out->kernel and
+ * @out->data are filled), or -errno when nothing could be done.
+ * Reading the device needs read access to its node; the DRY_RUN probe
+ * needs CAP_SYS_ADMIN.
+ */
+int audit_fs(int fd, struct audit_result *out);
+
+/* Whether the audit found data that a reader of the device could recover. */
+bool audit_found_remnants(const struct audit_result *res);
+
+/* Whether some part of the audit could not be done. */
+bool audit_incomplete(const struct audit_result *res);
+
+void audit_result_free(struct audit_result *res);
+
+/*
+ * What the audit of the filesystem named @path found, as lines for the
+ * user ("PATH: audit: ..."), each ending in a newline: one summary line,
+ * and with @verbose the directories, the kernel and the devices. @rc is
+ * audit_fs()'s return. NULL on ENOMEM; the caller frees.
+ */
+char *audit_describe(const char *path, const struct audit_result *res, int rc,
+		     bool verbose);
+
+/*
+ * Whether @buf of @len bytes holds a name that looks like one a user gave:
+ * no NUL, no '/', no control characters. Exposed for the unit test.
+ */
+bool audit_name_plausible(const char *buf, size_t len);
+
+/* Whether @release ("6.1.0-13-amd64") is at least @major.@minor. */
+bool audit_release_at_least(const char *release, int major, int minor);
+
+#endif /* FSTRIM_EXT_AUDIT_H */

@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * --json: the run as one JSON document, built with libsmartcols like
+ * lsblk -J and findmnt -J. One table, "filesystems", one line per
+ * filesystem; the run's own warnings and exit status are added after
+ * the table, since a libsmartcols table has no place for them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libsmartcols.h>
+
+#include "report-json.h"
+
+enum {
+	COL_TARGET,
+	COL_SOURCE,
+	COL_FSTYPE,
+	COL_STATUS,
+	COL_DRY_RUN,
+	COL_TRIM,
+	COL_TRIMMED,
+	COL_JOURNAL,
+	COL_JOURNAL_ERASE,
+	COL_JOURNAL_IFACE,
+	COL_REASON,
+	COL_ERROR,
+	COL_WARNINGS,
+	/* with --audit */
+	COL_AUDIT_STATUS,
+	COL_AUDIT_FOUND,
+	COL_AUDIT_JOURNAL_DEVICE,
+	COL_AUDIT_JOURNAL_EXTERNAL,
+	COL_AUDIT_JOURNAL_BLOCKS,
+	COL_AUDIT_JOURNAL_NONZERO,
+	COL_AUDIT_DELETED_NAMES,
+	COL_AUDIT_DIRECTORIES,
+	COL_AUDIT_FREE,
+	COL_AUDIT_SMALL_FREE,
+	COL_AUDIT_DISCARD,
+	COL_AUDIT_WRITE_ZEROES,
+	COL_AUDIT_JOURNAL_DISCARD,
+	COL_AUDIT_JOURNAL_WRITE_ZEROES,
+	COL_AUDIT_CHECKPOINT,
+	COL_AUDIT_CHECKPOINT_DISCARD,
+	COL_AUDIT_CHECKPOINT_ZEROOUT,
+	COL_AUDIT_CHKPT_JRNL,
+	COL_AUDIT_UNLINK_WIPES,
+	COL_AUDIT_DIRENT_PACK_WIPE,
+	COL_AUDIT_ERRORS,
+	NCOLS
+};
+
+struct colinfo {
+	const char *name;
+	int json_type;
+	bool audit;
+};
+
+/* Names are the JSON keys; underscores keep them usable as jq .keys. */
+static const struct colinfo columns[NCOLS] = {
+	[COL_TARGET] = { "target", SCOLS_JSON_STRING },
+	[COL_SOURCE] = { "source", SCOLS_JSON_STRING },
+	[COL_FSTYPE] = { "fstype", SCOLS_JSON_STRING },
+	[COL_STATUS] = { "status", SCOLS_JSON_STRING },
+	[COL_DRY_RUN] = { "dry_run", SCOLS_JSON_BOOLEAN },
+	[COL_TRIM] = { "trim", SCOLS_JSON_STRING },
+	[COL_TRIMMED] = { "trimmed", SCOLS_JSON_NUMBER },
+	[COL_JOURNAL] = { "journal", SCOLS_JSON_STRING },
+	[COL_JOURNAL_ERASE] = { "journal_erase", SCOLS_JSON_STRING },
+	[COL_JOURNAL_IFACE] = { "journal_interface", SCOLS_JSON_STRING },
+	[COL_REASON] = { "reason", SCOLS_JSON_STRING },
+	[COL_ERROR] = { "error", SCOLS_JSON_STRING },
+	[COL_WARNINGS] = { "warnings", SCOLS_JSON_ARRAY_STRING },
+	[COL_AUDIT_STATUS] = { "audit", SCOLS_JSON_STRING, true },
+	[COL_AUDIT_FOUND] = { "audit_found", SCOLS_JSON_BOOLEAN_OPTIONAL, true },
+	[COL_AUDIT_JOURNAL_DEVICE] = { "audit_journal_device", SCOLS_JSON_STRING, true },
+	[COL_AUDIT_JOURNAL_EXTERNAL] = { "audit_journal_external",
+					 SCOLS_JSON_BOOLEAN_OPTIONAL, true },
+	[COL_AUDIT_JOURNAL_BLOCKS] = { "audit_journal_blocks", SCOLS_JSON_NUMBER, true },
+	[COL_AUDIT_JOURNAL_NONZERO] = { "audit_journal_nonzero_blocks", SCOLS_JSON_NUMBER,
+					true },
+	[COL_AUDIT_DELETED_NAMES] = { "audit_deleted_names", SCOLS_JSON_NUMBER, true },
+	[COL_AUDIT_DIRECTORIES] = { "audit_directories", SCOLS_JSON_ARRAY_STRING, true },
+	[COL_AUDIT_FREE] = { "audit_free_bytes", SCOLS_JSON_NUMBER, true },
+	[COL_AUDIT_SMALL_FREE] = { "audit_small_free_bytes", SCOLS_JSON_NUMBER, true },
+	[COL_AUDIT_DISCARD] = { "audit_discard", SCOLS_JSON_BOOLEAN_OPTIONAL, true },
+	[COL_AUDIT_WRITE_ZEROES] = { "audit_write_zeroes", SCOLS_JSON_BOOLEAN_OPTIONAL,
+				     true },
+	[COL_AUDIT_JOURNAL_DISCARD] = { "audit_journal_discard",
+					SCOLS_JSON_BOOLEAN_OPTIONAL, true },
+	[COL_AUDIT_JOURNAL_WRITE_ZEROES] = { "audit_journal_write_zeroes",
+					     SCOLS_JSON_BOOLEAN_OPTIONAL, true },
+	[COL_AUDIT_CHECKPOINT] = { "audit_ext4_ioc_checkpoint",
+				   SCOLS_JSON_BOOLEAN_OPTIONAL, true },
+	[COL_AUDIT_CHECKPOINT_DISCARD] = { "audit_checkpoint_discard",
+					   SCOLS_JSON_BOOLEAN_OPTIONAL, true },
+	[COL_AUDIT_CHECKPOINT_ZEROOUT] = { "audit_checkpoint_zeroout",
+					   SCOLS_JSON_BOOLEAN_OPTIONAL, true },
+	[COL_AUDIT_CHKPT_JRNL] = { "audit_fs_ioc_chkpt_jrnl", SCOLS_JSON_BOOLEAN_OPTIONAL,
+				   true },
+	[COL_AUDIT_UNLINK_WIPES] = { "audit_unlink_wipes_names",
+				     SCOLS_JSON_BOOLEAN_OPTIONAL, true },
+	[COL_AUDIT_DIRENT_PACK_WIPE] = { "audit_dirent_pack_wipe",
+					 SCOLS_JSON_BOOLEAN_OPTIONAL, true },
+	[COL_AUDIT_ERRORS] = { "audit_errors", SCOLS_JSON_ARRAY_STRING, true },
+};
+
+struct report_json {
+	struct libscols_table *table;
+	struct libscols_column *cols[NCOLS];
+	bool with_audit;
+	char *pending; /* warnings for the next line, '\n'-separated */
+	size_t pending_len;
+};
+
+void report_json_free(struct report_json *rj)
+{
+	if (!rj)
+		return;
+	scols_unref_table(rj->table);
+	free(rj->pending);
+	free(rj);
+}
+
+struct report_json *report_json_new(bool with_audit)
+{
+	struct report_json *rj = calloc(1, sizeof(*rj));
+	size_t i;
+
+	if (!rj)
+		return NULL;
+	rj->with_audit = with_audit;
+	rj->table = scols_new_table();
+	if (!rj->table)
+		goto fail;
+	scols_table_enable_json(rj->table, 1);
+	if (scols_table_set_name(rj->table, "filesystems"))
+		goto fail;
+
+	for (i = 0; i < NCOLS; i++) {
+		const struct colinfo *ci = &columns[i];
+		int flags = ci->json_type == SCOLS_JSON_ARRAY_STRING ? SCOLS_FL_WRAP : 0;
+		struct libscols_column *cl;
+
+		if (ci->audit && !with_audit)
+			continue;
+		cl = scols_table_new_column(rj->table, ci->name, 0, flags);
+		if (!cl)
+			goto fail;
+		scols_column_set_json_type(cl, ci->json_type);
+		/* lists are one item a line, as lsblk's mountpoints */
+		if (flags & SCOLS_FL_WRAP)
+			scols_column_set_wrapfunc(cl, scols_wrapnl_chunksize,
+						  scols_wrapnl_nextchunk, NULL);
+		rj->cols[i] = cl;
+	}
+	return rj;
+fail:
+	report_json_free(rj);
+	return NULL;
+}
+
+/* Append a line to a '\n'-separated list; a newline inside an item becomes a space. */
+static int list_append(char **list, size_t *len, const char *item)
+{
+	size_t n = strlen(item), i;
+	char *p = realloc(*list, *len + n + 2);
+
+	if (!p)
+		return -ENOMEM;
+	*list = p;
+	if (*len)
+		p[(*len)++] = '\n';
+	for (i = 0; i < n; i++)
+		p[(*len)++] = item[i] == '\n' ? ' ' : item[i];
+	p[*len] = '\0';
+	return 0;
+}
+
+int report_json_warning(struct report_json *rj, const char *fmt, ...)
+{
+	char *msg;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		return -ENOMEM;
+	rc = list_append(&rj->pending, &rj->pending_len, msg);
+	free(msg);
+	return rc;
+}
+
+static int set(struct report_json *rj, struct libscols_line *ln, int col, const char *val)
+{
+	if (!rj->cols[col] || !val)
+		return 0;
+	return scols_line_set_column_data(ln, rj->cols[col], val) ? -ENOMEM : 0;
+}
+
+static int set_u64(struct report_json *rj, struct libscols_line *ln, int col,
+		   uint64_t val)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, val);
+	return set(rj, ln, col, buf);
+}
+
+static int set_bool(struct report_json *rj, struct libscols_line *ln, int col, bool val)
+{
+	/* libsmartcols reads "0" (and "N") as false, anything else as true */
+	return set(rj, ln, col, val ? "1" : "0");
+}
+
+/* A probe's answer: 1 yes, 0 no, anything else unknown (null). */
+static int set_probe(struct report_json *rj, struct libscols_line *ln, int col, int val)
+{
+	return val == 0 || val == 1 ? set_bool(rj, ln, col, val) : 0;
+}
+
+/* How a step ended, in one word. */
+static const char *step_word(int rc, bool done, bool dry_run)
+{
+	if (rc < 0)
+		return "failed";
+	if (rc == 1)
+		return "unsupported";
+	if (!done)
+		return "skipped";
+	return dry_run ? "dry-run" : "done";
+}
+
+static int add_audit(struct report_json *rj, struct libscols_line *ln,
+		     const struct report_json_fs *fs)
+{
+	const struct audit_result *a = fs->audit;
+	char *dirs = NULL, *errors = NULL;
+	size_t dirs_len = 0, errors_len = 0, i;
+	int rc = 0;
+
+	if (!a || fs->audit_rc < 0) {
+		if (fs->audit_rc < 0) {
+			rc = set(rj, ln, COL_AUDIT_STATUS, "failed");
+			if (!rc)
+				rc = set(rj, ln, COL_AUDIT_ERRORS,
+					 strerror(-fs->audit_rc));
+		} else {
+			rc = set(rj, ln, COL_AUDIT_STATUS, "skipped");
+		}
+		return rc;
+	}
+
+	rc |= set(rj, ln, COL_AUDIT_STATUS,
+		  fs->audit_rc == 1   ? "unsupported" :
+		  audit_incomplete(a) ? "incomplete" :
+					"done");
+	rc |= set_bool(rj, ln, COL_AUDIT_CHKPT_JRNL, a->kernel.chkpt_jrnl);
+	rc |= set_bool(rj, ln, COL_AUDIT_UNLINK_WIPES, a->kernel.wipes_dirents);
+	rc |= set_bool(rj, ln, COL_AUDIT_DIRENT_PACK_WIPE, a->kernel.dirent_pack_wipe);
+	if (a->data.known) {
+		rc |= set_bool(rj, ln, COL_AUDIT_DISCARD, a->data.discard_max_bytes > 0);
+		rc |= set_bool(rj, ln, COL_AUDIT_WRITE_ZEROES,
+			       a->data.write_zeroes_max_bytes > 0);
+	}
+	if (fs->audit_rc == 1)
+		return rc ? -ENOMEM : 0;
+
+	rc |= set_bool(rj, ln, COL_AUDIT_FOUND, audit_found_remnants(a));
+	rc |= set_probe(rj, ln, COL_AUDIT_CHECKPOINT, a->kernel.checkpoint);
+	rc |= set_probe(rj, ln, COL_AUDIT_CHECKPOINT_DISCARD,
+			a->kernel.checkpoint_discard);
+	rc |= set_probe(rj, ln, COL_AUDIT_CHECKPOINT_ZEROOUT,
+			a->kernel.checkpoint_zeroout);
+	if (a->journal.present) {
+		rc |= set_bool(rj, ln, COL_AUDIT_JOURNAL_EXTERNAL, a->journal.external);
+		rc |= set(rj, ln, COL_AUDIT_JOURNAL_DEVICE, a->journal_dev.path);
+		if (a->journal_dev.known) {
+			rc |= set_bool(rj, ln, COL_AUDIT_JOURNAL_DISCARD,
+				       a->journal_dev.discard_max_bytes > 0);
+			rc |= set_bool(rj, ln, COL_AUDIT_JOURNAL_WRITE_ZEROES,
+				       a->journal_dev.write_zeroes_max_bytes > 0);
+		}
+	}
+	if (a->journal.read) {
+		rc |= set_u64(rj, ln, COL_AUDIT_JOURNAL_BLOCKS, a->journal.blocks);
+		rc |= set_u64(rj, ln, COL_AUDIT_JOURNAL_NONZERO,
+			      a->journal.nonzero_blocks);
+	} else if (a->journal.present) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "journal: %s", strerror(a->journal.error));
+		rc |= list_append(&errors, &errors_len, msg);
+	}
+	if (a->dirents.scanned) {
+		rc |= set_u64(rj, ln, COL_AUDIT_DELETED_NAMES, a->dirents.removed_names);
+		for (i = 0; i < a->dirents.ndirs; i++)
+			rc |= list_append(&dirs, &dirs_len, a->dirents.dirs[i].path);
+		rc |= set(rj, ln, COL_AUDIT_DIRECTORIES, dirs);
+	} else {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "directories: %s", strerror(a->dirents.error));
+		rc |= list_append(&errors, &errors_len, msg);
+	}
+	if (a->free_known) {
+		rc |= set_u64(rj, ln, COL_AUDIT_FREE, a->free_bytes);
+		rc |= set_u64(rj, ln, COL_AUDIT_SMALL_FREE, a->small_free_bytes);
+	}
+	rc |= set(rj, ln, COL_AUDIT_ERRORS, errors);
+	free(dirs);
+	free(errors);
+	return rc ? -ENOMEM : 0;
+}
+
+int report_json_add(struct report_json *rj, const struct fs_result *res,
+		    const struct report_json_fs *fs)
+{
+	const char *status = "ok", *reason = NULL;
+	char error[256] = "";
+	struct libscols_line *ln;
+	int rc = 0, worst = 0;
+
+	ln = scols_table_new_line(rj->table, NULL);
+	if (!ln)
+		return -ENOMEM;
+
+	rc |= set(rj, ln, COL_TARGET, res->path);
+	rc |= set(rj, ln, COL_SOURCE, res->device ? res->device : fs->source);
+	rc |= set(rj, ln, COL_FSTYPE, fs->fstype);
+	rc |= set_bool(rj, ln, COL_DRY_RUN, res->dry_run);
+
+	if (fs->refused) {
+		status = "refused";
+		reason = fs->refused;
+	} else {
+		if (fs->trim_asked) {
+			rc |= set(rj, ln, COL_TRIM,
+				  step_word(fs->trim_rc, res->trim_done, res->dry_run));
+			if (res->trim_done)
+				rc |= set_u64(rj, ln, COL_TRIMMED, res->trimmed);
+			if (fs->trim_rc == 1)
+				reason = "the discard operation is not supported";
+			else if (fs->trim_rc < 0)
+				snprintf(error, sizeof(error), "FITRIM: %s",
+					 strerror(-fs->trim_rc));
+			worst = fs->trim_rc;
+		}
+		if (fs->journal_asked) {
+			rc |= set(rj, ln, COL_JOURNAL,
+				  step_word(fs->journal_rc, res->journal_done,
+					    res->dry_run));
+			rc |= set(rj, ln, COL_JOURNAL_ERASE,
+				  res->erase == JOURNAL_ERASE_ZEROOUT ? "zeroout" :
+									"discard");
+			if (res->journal_done)
+				rc |= set(rj, ln, COL_JOURNAL_IFACE,
+					  journal_iface_name(res->journal.iface));
+			if (fs->journal_rc == 1 && !reason)
+				reason = report_journal_reason(&res->journal, fs->fstype);
+			else if (fs->journal_rc < 0 && !*error)
+				snprintf(error, sizeof(error), "journal checkpoint: %s",
+					 strerror(-fs->journal_rc));
+			if (fs->journal_rc < 0 || (worst >= 0 && fs->journal_rc > worst))
+				worst = fs->journal_rc;
+		}
+		status = worst < 0 ? "failed" : worst == 1 ? "unsupported" : "ok";
+		if (fs->error) {
+			status = "failed";
+			if (!*error)
+				snprintf(error, sizeof(error), "%s", fs->error);
+		}
+	}
+	rc |= set(rj, ln, COL_STATUS, status);
+	rc |= set(rj, ln, COL_REASON, reason);
+	if (*error)
+		rc |= set(rj, ln, COL_ERROR, error);
+	if (rj->pending) {
+		rc |= set(rj, ln, COL_WARNINGS, rj->pending);
+		free(rj->pending);
+		rj->pending = NULL;
+		rj->pending_len = 0;
+	}
+	if (rj->with_audit)
+		rc |= add_audit(rj, ln, fs);
+	return rc ? -ENOMEM : 0;
+}
+
+/* A JSON string, for the few members written outside libsmartcols. */
+static void put_json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else if (c == '\t')
+			fputs("\\t", out);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+int report_json_print(struct report_json *rj, int exit_status, FILE *out)
+{
+	char *doc = NULL, *end;
+	int rc;
+
+	rc = scols_print_table_to_string(rj->table, &doc);
+	if (rc || !doc) {
+		free(doc);
+		return rc ? rc : -ENOMEM;
+	}
+	/*
+	 * The table prints as {"filesystems": [...]}: reopen the object
+	 * after the array for the run's own members.
+	 */
+	end = strrchr(doc, '}');
+	if (!end) {
+		free(doc);
+		return -EINVAL;
+	}
+	while (end > doc && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	fwrite(doc, 1, (size_t)(end - doc), out);
+	free(doc);
+
+	fputs(",\n   \"warnings\": [", out);
+	if (rj->pending) {
+		char *save = NULL, *w;
+		bool first = true;
+
+		for (w = strtok_r(rj->pending, "\n", &save); w;
+		     w = strtok_r(NULL, "\n", &save)) {
+			fputs(first ? "\n      " : ",\n      ", out);
+			put_json_string(out, w);
+			first = false;
+		}
+		fputs("\n   ", out);
+		free(rj->pending);
+		rj->pending = NULL;
+		rj->pending_len = 0;
+	}
+	fprintf(out, "],\n   \"status\": %d\n}\n", exit_status);
+	return ferror(out) ? -EIO : 0;
+}
+
+#ifdef TEST_PROGRAM_REPORT_JSON
+/*
+ * Print the documents of a few made-up runs, for tests/json.bats to
+ * check with jq: ./test_report_json CASE
+ */
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "all";
+	struct fs_result r = { .path = "/mnt",
+			       .device = "/dev/loop0",
+			       .trim_done = true,
+			       .trimmed = 24111104 };
+	struct report_json_fs f = { .fstype = "ext4", .trim_asked = true };
+	char dir_path[] = "/h", journal_path[] = "/dev/loop0";
+	struct audit_result a = { 0 };
+	struct report_json *rj;
+	int status = 0;
+
+	if (!strcmp(what, "empty")) {
+		rj = report_json_new(false);
+		report_json_warning(rj, "no filesystem is listed in '%s'", "/etc/fstab");
+		report_json_print(rj, 32, stdout);
+		report_json_free(rj);
+		return 0;
+	}
+
+	rj = report_json_new(!strcmp(what, "audit"));
+	if (!rj)
+		return 1;
+	if (!strcmp(what, "audit")) {
+		a.ext4 = true;
+		a.journal.present = a.journal.read = true;
+		a.journal.blocks = 4095;
+		a.journal.nonzero_blocks = 22;
+		a.dirents.scanned = true;
+		a.dirents.removed_names = 66;
+		a.dirents.ndirs = 1;
+		a.dirents.dirs = &(struct audit_dir){ .path = dir_path,
+						      .ino = 12,
+						      .removed_names = 66 };
+		a.data.known = true;
+		a.data.discard_max_bytes = 1 << 30;
+		a.journal_dev = a.data;
+		a.journal_dev.path = journal_path;
+		a.kernel.checkpoint = a.kernel.checkpoint_discard = 1;
+		a.kernel.checkpoint_zeroout = 1;
+		a.kernel.wipes_dirents = true;
+		f.audit = &a;
+		f.trim_asked = false;
+		r.trim_done = false;
+		report_json_add(rj, &r, &f);
+		status = 1;
+	} else {
+		report_json_add(rj, &r, &f);
+		r.path = "/srv \"quoted\"";
+		r.device = "/dev/loop1";
+		r.journal_done = false;
+		f.journal_asked = true;
+		f.journal_rc = 1;
+		r.journal.unsupported = JOURNAL_NO_JOURNAL;
+		report_json_warning(rj, "%s: the journal step is not supported: %s",
+				    r.path, report_journal_reason(&r.journal, "ext4"));
+		report_json_add(rj, &r, &f);
+		r.path = "/data";
+		r.device = "/dev/sdb1";
+		r.trim_done = false;
+		f.fstype = "xfs";
+		f.trim_rc = -EIO;
+		f.journal_rc = 1;
+		r.journal.unsupported = JOURNAL_NOT_EXT4;
+		report_json_add(rj, &r, &f);
+		f = (struct report_json_fs){ .fstype = "ext4",
+					     .refused = "not the root of a filesystem "
+							"(mounted on /)" };
+		r = (struct fs_result){ .path = "/home/user" };
+		report_json_add(rj, &r, &f);
+		status = 64;
+	}
+	report_json_print(rj, status, stdout);
+	report_json_free(rj);
+	return 0;
+}
+#endif
