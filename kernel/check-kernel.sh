@@ -1,0 +1,376 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# check-kernel.sh - prove the kernel/linux-6.1 series under User-Mode Linux
+#
+# Builds two UML kernels from Debian's linux-source-6.1 tree, one with the
+# series and one without (each cached), boots each with the host's root as
+# hostfs and ubd images, runs tests/kernel/guest.bats inside with the
+# project's fstrim-ext, then checks the images from the host. Writes TAP
+# to BUILDDIR/check-kernel.tap and prints it; exits non-zero if any check
+# fails. Run by `make check-kernel`; see kernel/README.
+#
+# usage: check-kernel.sh --srcdir DIR --builddir DIR --fstrim-ext PATH
+#        check-kernel.sh --srcdir DIR --print-key patched|stock
+#
+# Environment:
+#   FSTRIM_EXT_KERNEL_CACHE    kernel cache (default /var/cache/fstrim-ext/kernel)
+#   FSTRIM_EXT_KERNEL_SOURCE   tree tarball (default /usr/src/linux-source-6.1.tar.xz)
+#   FSTRIM_EXT_KERNEL_JOBS     make -j for the kernel build (default: nproc)
+#   FSTRIM_EXT_KERNEL_TIMEOUT  seconds one guest may run (default 900)
+#   FSTRIM_EXT_KERNEL_CC       compiler for the kernel (default gcc)
+#   FSTRIM_EXT_KERNEL_FLAVORS  kernels to boot (default "patched stock")
+#   FSTRIM_EXT_KERNEL_FILTER   run only the guest tests matching this regex
+#   CC                         compiler for the probe (default cc)
+
+set -u -o pipefail
+
+die() {
+	echo "check-kernel: $*" >&2
+	exit 99
+}
+
+srcdir='' builddir='' fstrim_ext='' print_key=''
+while (($#)); do
+	case $1 in
+	--print-key) print_key=$2; shift 2 ;;
+	--srcdir) srcdir=$2; shift 2 ;;
+	--builddir) builddir=$2; shift 2 ;;
+	--fstrim-ext) fstrim_ext=$2; shift 2 ;;
+	*) die "unknown argument: $1" ;;
+	esac
+done
+[[ -n $srcdir && ( -n $print_key || ( -n $builddir && -n $fstrim_ext ) ) ]] ||
+	die "usage: check-kernel.sh --srcdir DIR --builddir DIR --fstrim-ext PATH"
+
+srcdir=$(cd "$srcdir" && pwd) || die "no source directory"
+if [[ -n $print_key ]]; then
+	builddir=$srcdir fstrim_ext=/bin/true
+fi
+builddir=$(cd "$builddir" && pwd) || die "no build directory"
+case $fstrim_ext in
+/*) ;;
+*) fstrim_ext=$PWD/$fstrim_ext ;;
+esac
+
+tarball=${FSTRIM_EXT_KERNEL_SOURCE:-/usr/src/linux-source-6.1.tar.xz}
+cache=${FSTRIM_EXT_KERNEL_CACHE:-/var/cache/fstrim-ext/kernel}
+jobs=${FSTRIM_EXT_KERNEL_JOBS:-$(nproc)}
+guest_timeout=${FSTRIM_EXT_KERNEL_TIMEOUT:-900}
+kcc=${FSTRIM_EXT_KERNEL_CC:-gcc}
+cc=${CC:-cc}
+seriesdir=$srcdir/kernel/linux-6.1
+fragment=$seriesdir/uml.config
+work=$builddir/kernel-check
+tap=$builddir/check-kernel.tap
+
+flavors=${FSTRIM_EXT_KERNEL_FLAVORS:-patched stock}
+t_start=$(date +%s)
+elapsed() {
+	echo "$(($(date +%s) - t_start))s"
+}
+log() {
+	echo "check-kernel: [$(elapsed)] $*"
+}
+
+[[ $(id -u) -eq 0 ]] || die "must run as root (ubd images, mounts and capsh inside the guest)"
+[[ -r $tarball ]] || die "$tarball is missing (apt-get install linux-source-6.1)"
+[[ -x $fstrim_ext ]] || die "$fstrim_ext is not built (run make first)"
+for cmd in bats strace capsh debugfs e2fsck mkfs.ext4 filefrag flex bison bc make patch xz; do
+	command -v "$cmd" >/dev/null || die "$cmd is required"
+done
+[[ -r /usr/lib/bats/bats-assert/load.bash ]] || die "bats-assert is required"
+
+[[ -n $print_key ]] || mkdir -p "$work" || die "cannot create $work"
+if ! mkdir -p "$cache" 2>/dev/null || [[ ! -w $cache ]]; then
+	die "kernel cache $cache is not writable (set FSTRIM_EXT_KERNEL_CACHE)"
+fi
+
+# ---------------------------------------------------------------------------
+# TAP bookkeeping
+
+tap_lines=()
+failures=0
+record() { # record ok|not_ok DESCRIPTION
+	local n=$((${#tap_lines[@]} + 1))
+
+	if [[ $1 == ok ]]; then
+		tap_lines+=("ok $n - $2")
+	else
+		tap_lines+=("not ok $n - $2")
+		failures=$((failures + 1))
+	fi
+	echo "${tap_lines[-1]}"
+}
+
+# ---------------------------------------------------------------------------
+# The kernels
+
+mapfile -t patches < <(grep -v '^[[:space:]]*\(#\|$\)' "$seriesdir/series")
+((${#patches[@]})) || die "$seriesdir/series lists no patch"
+
+tree_id=$(sha256sum < "$tarball" | cut -d' ' -f1)
+tree_top=$(tar tJf "$tarball" 2>/dev/null | head -1 | cut -d/ -f1)
+tool_id=$($kcc --version | head -1)
+
+kernel_key() { # kernel_key FLAVOR
+	{
+		echo "tree $tree_id"
+		echo "cc $tool_id"
+		echo "flavor $1"
+		cat "$fragment"
+		# Only the diffs: a reworded commit message needs no rebuild.
+		if [[ $1 == patched ]]; then
+			for p in "${patches[@]}"; do
+				echo "patch $p"
+				sed -n '/^diff --git /,$p' "$seriesdir/$p"
+			done
+		fi
+	} | sha256sum | cut -d' ' -f1
+}
+
+apply_series() { # apply_series TREE LOG
+	local p
+
+	for p in "${patches[@]}"; do
+		echo "applying $p" >> "$2"
+		patch -d "$1" -p1 --fuzz=0 --no-backup-if-mismatch \
+			< "$seriesdir/$p" >> "$2" 2>&1 || return 1
+	done
+}
+
+# The series must apply to this tree with no fuzz on every run; on a cached
+# kernel only the files the series touches are unpacked to show it.
+check_series_applies() {
+	local tree=$work/apply-check files=() p
+
+	rm -rf "$tree" && mkdir -p "$tree"
+	mapfile -t files < <(for p in "${patches[@]}"; do
+		sed -n 's|^+++ b/||p' "$seriesdir/$p"
+	done | sort -u)
+	: > "$work/apply-check.log"
+	tar xJf "$tarball" -C "$tree" --strip-components=1 \
+		"${files[@]/#/$tree_top/}" 2>> "$work/apply-check.log" || return 1
+	apply_series "$tree" "$work/apply-check.log"
+}
+
+build_kernel() { # build_kernel FLAVOR -> sets kernel_bin
+	local flavor=$1 key dir tree blog t0 opt
+
+	key=$(kernel_key "$flavor")
+	dir=$cache/$key
+	kernel_bin=$dir/linux
+	if [[ -x $kernel_bin ]]; then
+		log "$flavor kernel: cached, $kernel_bin"
+		return 0
+	fi
+	t0=$(date +%s)
+	tree=$work/linux-6.1-$flavor
+	blog=$work/build-$flavor.log
+	log "$flavor kernel: not cached (key ${key:0:12}), building in $tree (log $blog)"
+	rm -rf "$tree" && mkdir -p "$tree"
+	: > "$blog"
+	tar xJf "$tarball" -C "$tree" --strip-components=1 || return 1
+	if [[ $flavor == patched ]]; then
+		apply_series "$tree" "$blog" || {
+			tail -20 "$blog"
+			return 1
+		}
+	fi
+	{
+		make -C "$tree" ARCH=um CC="$kcc" defconfig &&
+			"$tree"/scripts/kconfig/merge_config.sh -m -O "$tree" \
+				"$tree/.config" "$fragment" &&
+			make -C "$tree" ARCH=um CC="$kcc" olddefconfig
+	} >> "$blog" 2>&1 || {
+		tail -20 "$blog"
+		return 1
+	}
+	# Every option of the fragment must have survived olddefconfig.
+	while read -r opt; do
+		case $opt in
+		"# "*) ! grep -q "^${opt#\# }" "$tree/.config" ;;
+		*) grep -qxF -- "$opt" "$tree/.config" ;;
+		esac || {
+			echo "check-kernel: $flavor: '$opt' did not survive olddefconfig" >&2
+			return 1
+		}
+	done < <(grep -E '^(CONFIG_|# CONFIG_)' "$fragment" |
+		sed 's/^# \(CONFIG_[A-Za-z0-9_]*\) is not set$/# \1=/')
+	make -C "$tree" ARCH=um CC="$kcc" -j"$jobs" linux >> "$blog" 2>&1 || {
+		tail -40 "$blog"
+		return 1
+	}
+	mkdir -p "$dir.tmp.$$" &&
+		cp "$tree/linux" "$tree/.config" "$dir.tmp.$$/" &&
+		rm -rf "$dir" && mv "$dir.tmp.$$" "$dir" || return 1
+	log "$flavor kernel: built in $(($(date +%s) - t0))s, cached as $dir"
+	rm -rf "$tree"
+}
+
+if [[ -n $print_key ]]; then
+	kernel_key "$print_key"
+	exit 0
+fi
+
+# ---------------------------------------------------------------------------
+# Booting
+
+probe=$work/chkpt-probe
+$cc -O2 -Wall -I"$srcdir/include" -o "$probe" "$srcdir/tests/kernel/chkpt-probe.c" ||
+	die "cannot build the probe"
+
+# journal_extents IMAGE: the journal's physical extents, "START COUNT" lines.
+journal_extents() {
+	debugfs -R 'stat <8>' "$1" 2>/dev/null |
+		sed -n '/^EXTENTS:/,$p' | tr ',' '\n' |
+		sed -n 's/.*([0-9-]*):\([0-9]*\)-\([0-9]*\).*/\1 \2/p;
+			s/.*([0-9]*):\([0-9]*\)$/\1 \1/p' |
+		while read -r first last; do
+			echo "$first $((last - first + 1))"
+		done
+}
+
+# journal_is_erased IMAGE: every journal block but the journal superblock
+# reads as zeroes, and none of them is allocated in the image (holes).
+journal_is_erased() {
+	local img=$1 start count nonzero=0 mapped=0 first=1 ext_start ext_len
+
+	journal_extents "$img" > "$work/extents.tmp"
+	[[ -s $work/extents.tmp ]] || return 1
+	while read -r start count; do
+		if ((first)); then
+			start=$((start + 1)) count=$((count - 1)) first=0
+		fi
+		((count > 0)) || continue
+		nonzero=$((nonzero + $(dd if="$img" bs=4096 skip="$start" count="$count" \
+			2>/dev/null | tr -d '\0' | wc -c)))
+		# filefrag -e -b4096: extents of the image file in 4 KiB units.
+		while read -r ext_start ext_len; do
+			if ((ext_start < start + count && ext_start + ext_len > start)); then
+				mapped=$((mapped + 1))
+			fi
+		done < <(filefrag -e -b4096 "$img" 2>/dev/null |
+			sed -n 's/^ *[0-9]*: *\([0-9]*\)\.\. *[0-9]*: *[0-9]*\.\. *[0-9]*: *\([0-9]*\):.*/\1 \2/p')
+	done < "$work/extents.tmp"
+	echo "journal of $(basename "$img"): $nonzero non-zero bytes, $mapped allocated extents"
+	((nonzero == 0 && mapped == 0))
+}
+
+boot_and_check() { # boot_and_check FLAVOR KERNEL
+	local flavor=$1 kernel=$2 run status line rest desc img
+	local plan=0 seen=0 t0
+
+	run=$work/run-$flavor
+	rm -rf "$run" && mkdir -p "$run"
+	truncate -s 128M "$run/main.img"
+	truncate -s 64M "$run/nojournal.img"
+	truncate -s 64M "$run/nodiscard.img"
+	truncate -s 128M "$run/djournal.img"
+	truncate -s 64M "$run/htree.img"
+	install -m 0755 "$srcdir/tests/kernel/init.sh" "$run/init"
+	cat > "$run/guest.env" <<-EOF
+		FSTRIM_EXT='$fstrim_ext'
+		KCHECK_PROBE='$probe'
+		KCHECK_RUNDIR='$run'
+		KCHECK_FLAVOR=$flavor
+		KCHECK_BATS='$srcdir/tests/kernel/guest.bats'
+		BATS_LIB_PATH=/usr/lib/bats
+		KCHECK_FILTER='${FSTRIM_EXT_KERNEL_FILTER:-}'
+	EOF
+	log "$flavor kernel: booting (console log $run/console.log)"
+	t0=$(date +%s)
+	timeout -k 10 "$guest_timeout" setsid "$kernel" mem=384M \
+		ubd0="$run/main.img" ubd1="$run/nojournal.img" \
+		ubd2t="$run/nodiscard.img" ubd3="$run/djournal.img" \
+		ubd4="$run/htree.img" \
+		root=/dev/root rootfstype=hostfs rootflags=/ rw \
+		init="$run/init" KCHECK_ENV="$run/guest.env" \
+		con0=fd:0,fd:1 con=null < /dev/null > "$run/console.log" 2>&1
+	status=$?
+	log "$flavor kernel: guest exited with status $status after $(($(date +%s) - t0))s"
+	stty sane 2>/dev/null || true
+
+	# The guest's own tests, classified by the prefix of their names.
+	if [[ -s $run/guest.tap ]]; then
+		while IFS= read -r line; do
+			case $line in
+			1..*) plan=${line#1..} ;;
+			"ok "* | "not ok "*)
+				seen=$((seen + 1))
+				rest=${line#ok }
+				rest=${rest#not ok }
+				desc=${rest#* }
+				if [[ $desc == *"# skip"* ]]; then
+					[[ $desc == "[stock]"* && $flavor == patched ]] && continue
+					record not_ok "$flavor: $desc (unexpected skip)"
+					continue
+				fi
+				if [[ $flavor == stock && $desc == "[patch "* ]]; then
+					if [[ $line == "not ok"* ]]; then
+						record ok "$flavor: $desc: fails without the series, as it must"
+					else
+						record not_ok "$flavor: $desc: passes without the series, so it proves nothing"
+					fi
+				elif [[ $line == "ok "* ]]; then
+					record ok "$flavor: $desc"
+				else
+					record not_ok "$flavor: $desc"
+				fi
+				;;
+			esac
+		done < "$run/guest.tap"
+	fi
+	if ((plan > 0 && seen == plan)); then
+		record ok "$flavor: the guest ran all $plan tests of guest.bats and powered off"
+	else
+		record not_ok "$flavor: the guest ran $seen of ${plan:-?} tests (status $status; see $run/console.log)"
+		tail -30 "$run/console.log"
+	fi
+
+	# Host-side checks of the images the guest left.
+	if journal_is_erased "$run/main.img" > "$run/journal-erased.txt"; then
+		record ok "$flavor: [both] the journal region of main.img reads back as zeroes, all holes"
+	else
+		record not_ok "$flavor: [both] the journal region of main.img reads back as zeroes, all holes ($(cat "$run/journal-erased.txt"))"
+	fi
+	for img in main nojournal nodiscard djournal htree; do
+		if e2fsck -fn "$run/$img.img" > "$run/e2fsck-$img.log" 2>&1; then
+			record ok "$flavor: [both] e2fsck -fn is clean on $img.img"
+		else
+			record not_ok "$flavor: [both] e2fsck -fn is clean on $img.img (see $run/e2fsck-$img.log)"
+		fi
+	done
+	for img in jbd2-erase htree-names recovery-journal journal-erased; do
+		[[ -s $run/$img.txt ]] && echo "# $flavor: $(cat "$run/$img.txt")"
+	done
+	return 0
+}
+
+# ---------------------------------------------------------------------------
+
+log "tree $tarball ($tree_top), series of ${#patches[@]} patches, cache $cache"
+if check_series_applies; then
+	record ok "the series applies to $tree_top with patch -p1 --fuzz=0"
+else
+	record not_ok "the series applies to $tree_top with patch -p1 --fuzz=0 (see $work/apply-check.log)"
+	cat "$work/apply-check.log"
+fi
+
+for flavor in $flavors; do
+	if build_kernel "$flavor"; then
+		record ok "$flavor: UML kernel built ($kernel_bin)"
+		boot_and_check "$flavor" "$kernel_bin"
+	else
+		record not_ok "$flavor: UML kernel built (see $work/build-$flavor.log)"
+	fi
+done
+
+{
+	printf '%s\n' "${tap_lines[@]}"
+	echo "1..${#tap_lines[@]}"
+	echo "# check-kernel took $(elapsed), $failures of ${#tap_lines[@]} checks failed"
+} > "$tap"
+echo "1..${#tap_lines[@]}"
+log "done in $(elapsed): $failures of ${#tap_lines[@]} checks failed; TAP in $tap"
+((failures == 0))
