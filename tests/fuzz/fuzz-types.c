@@ -28,8 +28,8 @@ static const char table[] = "/dev/sda1 / ext4 rw,relatime 0 1\n"
 			    "tmpfs /tmp tmpfs rw 0 0\n"
 			    "/dev/sdg1 none swap sw 0 0\n";
 
-static char dir[PATH_MAX];
-static char tab[PATH_MAX], empty[PATH_MAX];
+static char dir[64];
+static char tab[96], empty[96];
 
 static void cleanup(void)
 {
