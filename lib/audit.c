@@ -26,6 +26,7 @@
 #include "audit.h"
 #include "ext4-ioctl.h"
 #include "sizes.h"
+#include "sysfs.h"
 #if __has_include("remnants.h")
 #include "remnants.h"
 #define HAVE_REMNANTS 1
@@ -83,26 +84,6 @@ static uint32_t be32(const unsigned char *p)
 
 /* ---- devices -------------------------------------------------------- */
 
-static int sysfs_read_u64(dev_t dev, const char *attr, uint64_t *val)
-{
-	char path[PATH_MAX], buf[64];
-	ssize_t len;
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%s", major(dev), minor(dev),
-		 attr);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return -EINVAL;
-	buf[len] = '\0';
-	*val = strtoull(buf, NULL, 10);
-	return 0;
-}
-
 /* The queue limits live with the whole disk, not with a partition. */
 static void describe_device(dev_t devno, struct audit_device *out)
 {
@@ -114,11 +95,12 @@ static void describe_device(dev_t devno, struct audit_device *out)
 		out->path = blkid_devno_to_devname(devno);
 	if (blkid_devno_to_wholedisk(devno, NULL, 0, &disk) != 0 || !disk)
 		disk = devno;
-	if (sysfs_read_u64(disk, "queue/discard_max_bytes", &out->discard_max_bytes))
+	if (sysfs_blkdev_read_u64(disk, "queue/discard_max_bytes",
+				  &out->discard_max_bytes))
 		return;
-	sysfs_read_u64(disk, "queue/write_zeroes_max_bytes",
-		       &out->write_zeroes_max_bytes);
-	sysfs_read_u64(disk, "queue/discard_granularity", &gran);
+	sysfs_blkdev_read_u64(disk, "queue/write_zeroes_max_bytes",
+			      &out->write_zeroes_max_bytes);
+	sysfs_blkdev_read_u64(disk, "queue/discard_granularity", &gran);
 	out->discard_granularity = (uint32_t)gran;
 	out->known = true;
 }

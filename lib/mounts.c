@@ -22,6 +22,7 @@
 #include <libmount.h>
 
 #include "mounts.h"
+#include "sysfs.h"
 
 #define PATH_MOUNTINFO "/proc/self/mountinfo"
 #define PATH_FSTAB "/etc/fstab"
@@ -273,19 +274,34 @@ static int cmp_source_order(const void *pa, const void *pb)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-/* Keep one candidate per mountpoint: the last, a later mount hides an earlier one. */
-static int dedup_by_target(struct selection *sel)
+/* The candidates not dropped yet, sorted by @cmp; NULL without memory. */
+static struct candidate **sorted_candidates(struct selection *sel,
+					    int (*cmp)(const void *, const void *),
+					    size_t *count)
 {
 	struct candidate **idx;
 	size_t i, n = 0;
 
 	idx = calloc(sel->count ? sel->count : 1, sizeof(*idx));
 	if (!idx)
-		return -ENOMEM;
+		return NULL;
 	for (i = 0; i < sel->count; i++)
 		if (!sel->cands[i].dropped)
 			idx[n++] = &sel->cands[i];
-	qsort(idx, n, sizeof(*idx), cmp_target_order);
+	qsort(idx, n, sizeof(*idx), cmp);
+	*count = n;
+	return idx;
+}
+
+/* Keep one candidate per mountpoint: the last, a later mount hides an earlier one. */
+static int dedup_by_target(struct selection *sel)
+{
+	struct candidate **idx;
+	size_t i, n;
+
+	idx = sorted_candidates(sel, cmp_target_order, &n);
+	if (!idx)
+		return -ENOMEM;
 
 	for (i = 0; i + 1 < n; i++)
 		if (!cmp_paths(idx[i]->target, idx[i + 1]->target))
@@ -366,27 +382,6 @@ static int index_live(struct selection *sel, const char *file, const char *mount
 	return 0;
 }
 
-/* Read a number from a sysfs attribute of a block device. */
-static int sysfs_read_u64(dev_t dev, const char *attr, uint64_t *val)
-{
-	char path[PATH_MAX], buf[64];
-	ssize_t len;
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%s", major(dev), minor(dev),
-		 attr);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return -EINVAL;
-	buf[len] = '\0';
-	*val = strtoull(buf, NULL, 10);
-	return 0;
-}
-
 /*
  * Whether a device can discard and is writable. The queue attributes
  * live with the whole disk; "ro" with the partition itself. A device
@@ -404,9 +399,9 @@ static bool has_discard(const char *devname)
 	dev = st.st_rdev;
 	if (blkid_devno_to_wholedisk(dev, NULL, 0, &disk) != 0 || !disk)
 		return true;
-	if (sysfs_read_u64(disk, "queue/discard_granularity", &granularity) != 0)
+	if (sysfs_blkdev_read_u64(disk, "queue/discard_granularity", &granularity) != 0)
 		return false;
-	sysfs_read_u64(dev, "ro", &ro);
+	sysfs_blkdev_read_u64(dev, "ro", &ro);
 	return granularity > 0 && ro == 0;
 }
 
@@ -584,15 +579,11 @@ static bool is_usable(struct selection *sel, struct candidate *c)
 static int select_per_device(struct selection *sel)
 {
 	struct candidate **idx;
-	size_t i, j, k, n = 0;
+	size_t i, j, k, n;
 
-	idx = calloc(sel->count ? sel->count : 1, sizeof(*idx));
+	idx = sorted_candidates(sel, cmp_source_order, &n);
 	if (!idx)
 		return -ENOMEM;
-	for (i = 0; i < sel->count; i++)
-		if (!sel->cands[i].dropped)
-			idx[n++] = &sel->cands[i];
-	qsort(idx, n, sizeof(*idx), cmp_source_order);
 
 	for (i = 0; i < n; i = j) {
 		bool found = false, discard_ok;

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Block device attributes in sysfs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "sysfs.h"
+
+int sysfs_blkdev_read_u64(dev_t dev, const char *attr, uint64_t *val)
+{
+	char path[PATH_MAX], buf[64];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%s", major(dev), minor(dev),
+		 attr);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -EINVAL;
+	buf[len] = '\0';
+	*val = strtoull(buf, NULL, 10);
+	return 0;
+}
