@@ -335,9 +335,11 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 		if (journal_rc == 0) {
 			res.journal_done = true;
 			/*
-			 * The checkpoint writes back metadata and frees the
-			 * blocks of transactions it retired; trim again so
-			 * those are discarded too.
+			 * Trim again: the checkpoint commits what syncfs left
+			 * and writes metadata home, and the blocks of a
+			 * deleted directory, freed as metadata that the
+			 * journal forgets, keep every name until a FITRIM
+			 * after that commit (bench/remnants: "rm -rf").
 			 */
 			if (res.trim_done && !ctl->dryrun &&
 			    trim_fs(fd, &ctl->range, &more) == 0)
