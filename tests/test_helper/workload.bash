@@ -84,6 +84,14 @@ tool_wait_paused() {
 		# let the earlier filesystems through
 		for ((k = 1; k < PAUSE_NTH; k++)); do
 			_hook_pass_once || fail "fstrim-ext never reached filesystem $k"
+			# Until the tool has left this pause it still holds the FIFO
+			# open, and the next open for writing would return at once:
+			# wait for the open of filesystem k, which follows the pause.
+			for ((i = 0; i < 800; i++)); do
+				(($(grep -c 'openat2(' "$STRACE_LOG") >= k)) && break
+				sleep 0.025
+			done
+			((i < 800)) || fail "fstrim-ext never opened filesystem $k"
 		done
 		# opening the FIFO for writing returns once the tool waits on it
 		exec {PAUSE_FD}>"$PAUSE_FIFO"
