@@ -48,17 +48,8 @@ setup() {
 	bats_load_library bats-assert
 }
 
-# The physical extents of the journal inode of an unmounted ext4 device, as
-# "START COUNT" lines in filesystem blocks.
-journal_extents() {
-	debugfs -R 'stat <8>' "$1" 2>/dev/null |
-		sed -n '/^EXTENTS:/,$p' | tr ',' '\n' |
-		sed -n 's/.*([0-9-]*):\([0-9]*\)-\([0-9]*\).*/\1 \2/p;
-			s/.*([0-9]*):\([0-9]*\)$/\1 \1/p' |
-		while read -r first last; do
-			echo "$first $((last - first + 1))"
-		done
-}
+# shellcheck source=tests/kernel/journal-extents.bash
+. "$BATS_TEST_DIRNAME/journal-extents.bash"
 
 # count_in_journal DEVICE PATTERN [dd flags]: lines matching PATTERN in the
 # journal region of DEVICE, as read through the block device.

@@ -200,6 +200,11 @@ markers_on_device() {
 # step run. At most WRITER_MAX_FILES stay. MANIFEST.count holds the number
 # of files written so far. writer_stop ends it and waits; the manifest
 # then lists every durable file that should exist.
+#
+# With WRITER_LOG set, the loop also keeps that list as it goes, for a run
+# that will not end cleanly (tests/crash): "+ SHA256 PATH" once a file is
+# durable, and "- PATH" before it is deleted, each line synced to WRITER_LOG
+# before the writer goes on.
 
 : "${WRITER_MAX_FILES:=400}"
 : "${WRITER_BATCH:=8}"
@@ -236,12 +241,18 @@ _writer_loop() {
 		while read -r sum f; do
 			sums[$f]=$sum
 			names+=("$f")
+			[[ -z ${WRITER_LOG:-} ]] || echo "+ $sum $f" >>"$WRITER_LOG"
 		done < <(sha256sum "${batch[@]}")
+		[[ -z ${WRITER_LOG:-} ]] || sync "$WRITER_LOG"
 		echo "$n" >"$manifest.count"
 		# delete about one in four, and the oldest beyond the limit
 		for ((k = 0; k < ${#batch[@]} / 4 + (${#names[@]} > WRITER_MAX_FILES); k++)); do
 			line=$((RANDOM % ${#names[@]}))
 			victim=${names[line]}
+			if [[ -n ${WRITER_LOG:-} ]]; then
+				echo "- $victim" >>"$WRITER_LOG"
+				sync "$WRITER_LOG"
+			fi
 			rm -f "$victim"
 			unset "sums[$victim]"
 			names=("${names[@]:0:line}" "${names[@]:line+1}")
