@@ -56,6 +56,10 @@ done
 trials=${FSTRIM_EXT_CRASH_TRIALS:-20}
 max_ms=${FSTRIM_EXT_CRASH_MAX_MS:-6000}
 seed=${FSTRIM_EXT_CRASH_SEED:-$(date +%s)}
+if ! [[ $trials =~ ^[0-9]+$ && $max_ms =~ ^[0-9]+$ && $seed =~ ^[0-9]+$ ]] ||
+	((max_ms < 10)); then
+	die "FSTRIM_EXT_CRASH_TRIALS, _MAX_MS (at least 10) and _SEED take whole numbers"
+fi
 RANDOM=$seed
 boot_timeout=180
 
