@@ -130,7 +130,7 @@ assert_whole_lines() {
 	mount -o remount,ro "$A"
 	tool_release
 	tool_wait
-	# selection drops read-only filesystems; the same holds at use (issue6-readonly.diff)
+	# selection drops read-only filesystems; the same holds at use
 	assert_no_ioctl_on "$A"
 	[[ $status -eq 64 ]] || fail "status $status: $stderr"
 	[[ $stderr == *"$A: "*"read-only"*"not trimmed"* ]] || fail "$stderr"
@@ -205,8 +205,8 @@ ext4_on_full_backing_store() {
 	assert_success
 }
 
-# Three filesystems, stopped before the second; SIGNAL sent there.
-# With the handler (issue6-signals.diff) the one being worked on is
+# Three filesystems, stopped before the second; SIGNAL sent there. The
+# signal is taken between filesystems: the second, already begun, is
 # finished, the third is left and reported, and the status is 128+N.
 interrupted_run() {
 	local sig=$1 num=$2

@@ -111,7 +111,7 @@ assert_minimal_caps() {
 # bats test_tags=root
 @test "no new privileges can be gained through exec (no_new_privs)" {
 	caps_of_running_tool
-	[[ $NO_NEW_PRIVS -eq 1 ]] || fail "NoNewPrivs is $NO_NEW_PRIVS (needs issue6-no-new-privs.diff)"
+	[[ $NO_NEW_PRIVS -eq 1 ]] || fail "NoNewPrivs is $NO_NEW_PRIVS, want 1"
 }
 
 # bats test_tags=root

@@ -11,10 +11,11 @@
 # Two ways, the same interface:
 #  - the test hook: with FSTRIM_EXT_TEST_PAUSE naming a FIFO, fstrim-ext
 #    opens the FIFO for reading before it opens each chosen filesystem and
-#    goes on when the writer closes it (patch issue6-test-pause.diff);
-#  - without the hook, strace holds the Nth openat2() (the open of the
-#    Nth chosen filesystem) at syscall entry for PAUSE_DELAY_US, and
-#    /proc/PID/syscall shows when it is there.
+#    goes on when the writer closes it (fstrim-ext.c, test_pause());
+#  - when the command run is not fstrim-ext itself (the capsh wrapper
+#    of tests/privilege.bats) or PAUSE_MODE=strace, strace holds the Nth
+#    openat2() (the open of the Nth chosen filesystem) at syscall entry
+#    for PAUSE_DELAY_US, and /proc/PID/syscall shows when it is there.
 # Both run the command under strace so that the ioctls and the paths of
 # their descriptors (-y) are logged in STRACE_LOG.
 #
