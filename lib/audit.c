@@ -27,10 +27,7 @@
 #include "ext4-ioctl.h"
 #include "sizes.h"
 #include "sysfs.h"
-#if __has_include("remnants.h")
 #include "remnants.h"
-#define HAVE_REMNANTS 1
-#endif
 
 /* The jbd2 superblock, big-endian, as far as it is read here. */
 #define JBD2_MAGIC 0xc03b3998U
@@ -579,7 +576,6 @@ static int audit_dirents(ext2_filsys fs, struct audit_dirents *d)
 
 static void audit_free_space(struct audit_result *out, unsigned int blocksize)
 {
-#ifdef HAVE_REMNANTS
 	struct remnants r = { 0 };
 	int rc = remnants_check_dev(out->data.devno, blocksize, &r);
 
@@ -590,9 +586,6 @@ static void audit_free_space(struct audit_result *out, unsigned int blocksize)
 	out->free_known = true;
 	out->free_bytes = r.free_bytes;
 	out->small_free_bytes = r.small_free_bytes;
-#else
-	out->free_error = ENOSYS;
-#endif
 }
 
 int audit_fs(int fd, struct audit_result *out)
@@ -769,11 +762,7 @@ out:
 }
 
 #ifdef TEST_PROGRAM_AUDIT
-/*
- * Without arguments: TAP over the pure helpers. With a mountpoint: print
- * what audit_fs() found, one "key value" a line, for tests/audit.bats
- * until the command has --audit.
- */
+/* TAP over the pure helpers. */
 static int tap_count, tap_failed;
 
 static void check(bool ok, const char *what)
@@ -783,7 +772,7 @@ static void check(bool ok, const char *what)
 		tap_failed++;
 }
 
-static int run_tap(void)
+int main(void)
 {
 	printf("1..12\n");
 	check(audit_name_plausible("PII-SSN-001.txt", 15), "plain name");
@@ -799,63 +788,5 @@ static int run_tap(void)
 	check(!audit_release_at_least("4.19.0", 5, 13), "4.19 < 5.13");
 	check(!audit_release_at_least("junk", 5, 13), "junk");
 	return tap_failed ? 1 : 0;
-}
-
-static void print_device(const char *name, const struct audit_device *d)
-{
-	printf("%s %s\n", name, d->path ? d->path : "-");
-	if (d->known)
-		printf("%s_discard_max_bytes %llu\n%s_write_zeroes_max_bytes %llu\n",
-		       name, (unsigned long long)d->discard_max_bytes, name,
-		       (unsigned long long)d->write_zeroes_max_bytes);
-}
-
-int main(int argc, char **argv)
-{
-	struct audit_result res;
-	bool found;
-	size_t i;
-	int fd, rc;
-
-	if (argc < 2)
-		return run_tap();
-	fd = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		perror(argv[1]);
-		return 2;
-	}
-	rc = audit_fs(fd, &res);
-	close(fd);
-	printf("rc %d\next4 %d\n", rc, res.ext4);
-	print_device("data", &res.data);
-	print_device("journal_dev", &res.journal_dev);
-	printf("journal %d\njournal_external %d\njournal_uuid %s\njournal_read %d\n"
-	       "journal_error %d\njournal_block_size %u\njournal_blocks %llu\n"
-	       "journal_nonzero_blocks %llu\n",
-	       res.journal.present, res.journal.external,
-	       res.journal.uuid[0] ? res.journal.uuid : "-", res.journal.read,
-	       res.journal.error, res.journal.block_size,
-	       (unsigned long long)res.journal.blocks,
-	       (unsigned long long)res.journal.nonzero_blocks);
-	printf("dirents_scanned %d\ndirectories %llu\nremoved_names %llu\n",
-	       res.dirents.scanned, (unsigned long long)res.dirents.directories,
-	       (unsigned long long)res.dirents.removed_names);
-	for (i = 0; i < res.dirents.ndirs; i++)
-		printf("dir %s %llu\n", res.dirents.dirs[i].path,
-		       (unsigned long long)res.dirents.dirs[i].removed_names);
-	printf("kernel %s\nchkpt_jrnl %d\ncheckpoint %d\ncheckpoint_discard %d\n"
-	       "checkpoint_zeroout %d\nwipes_dirents %d\ndirent_pack_wipe %d\n"
-	       "jbd2_erase_fix %d\n",
-	       res.kernel.release, res.kernel.chkpt_jrnl, res.kernel.checkpoint,
-	       res.kernel.checkpoint_discard, res.kernel.checkpoint_zeroout,
-	       res.kernel.wipes_dirents, res.kernel.dirent_pack_wipe,
-	       res.kernel.jbd2_erase_fix);
-	printf("free_known %d\nfree_bytes %llu\nsmall_free_bytes %llu\nfree_error %d\n",
-	       res.free_known, (unsigned long long)res.free_bytes,
-	       (unsigned long long)res.small_free_bytes, res.free_error);
-	found = audit_found_remnants(&res);
-	printf("found %d\nincomplete %d\n", found, audit_incomplete(&res));
-	audit_result_free(&res);
-	return rc < 0 ? 2 : found ? 1 : 0;
 }
 #endif
