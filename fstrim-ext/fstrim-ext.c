@@ -398,12 +398,20 @@ static void test_pause(void)
 	close(fd);
 }
 
+/* Whether the filesystem itself is read-only, not only this view of it. */
+static bool fs_is_readonly(int fd, int mnt_id)
+{
+	struct statvfs vfs;
+
+	return fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY) &&
+	       mounts_fs_readonly(mnt_id) != 0;
+}
+
 /* Open a chosen filesystem and run the steps; reports its own errors. */
 static int open_and_process(struct fstrim_control *ctl, const char *path,
 			    const char *target, int mnt_id, dev_t dev, const char *device,
 			    const char *source, const char *fstype)
 {
-	struct statvfs vfs;
 	char error[256];
 	int fd, rc;
 
@@ -427,12 +435,26 @@ static int open_and_process(struct fstrim_control *ctl, const char *path,
 	 * FITRIM and the journal checkpoint would still write to it. A
 	 * read-only view of a writable filesystem is no reason to stop.
 	 */
-	if (device && fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY) &&
-	    mounts_fs_readonly(mnt_id) != 0) {
+	if (device && fs_is_readonly(fd, mnt_id)) {
 		note(ctl, "%s: remounted read-only after it was chosen; not trimmed",
 		     path);
 		report_not_done(ctl, path, source, fstype, NULL,
 				"remounted read-only after it was chosen");
+		close(fd);
+		return -EROFS;
+	}
+	/*
+	 * A single path is trimmed read-only or not, as fstrim does; but the
+	 * journal checkpoint writes the journal and the metadata home.
+	 */
+	if (!device && ctl->journal && fs_is_readonly(fd, mnt_id)) {
+		note(ctl,
+		     "%s: read-only filesystem: the journal step would write to it; "
+		     "nothing done",
+		     path);
+		report_not_done(
+			ctl, path, source, fstype,
+			"read-only filesystem: the journal step would write to it", NULL);
 		close(fd);
 		return -EROFS;
 	}

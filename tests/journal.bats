@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The journal step on real loop filesystems: what the user would check
 # on the device afterwards.
+# shellcheck disable=SC2154 # $stderr comes from run --separate-stderr
 
 setup() {
 	load test_helper/common-setup
@@ -175,4 +176,27 @@ journal_nonzero_bytes() {
 	run count_on_image "$IMG" 'CONTENT-DJKEEP'
 	((output > 0)) || fail "kept contents are missing"
 	run -0 e2fsck -fn "$IMG"
+}
+
+@test "--journal on a read-only filesystem: refused with one line, no ioctl, the image unchanged" {
+	make_loop_fs ext4 64 -b 4096 -E lazy_itable_init=0,lazy_journal_init=0
+	make_pii_files "$MNT/d" RO 20
+	rm -rf "$MNT/d"
+	sync
+	mount -o remount,ro "$MNT"
+	local before opt
+	before=$(sha256sum <"$IMG")
+	for opt in --journal --journal-only --journal-erase=zeroout; do
+		run_traced_stdout "$opt" "$MNT"
+		assert_failure 1
+		assert_output ""
+		assert_equal "$stderr" "fstrim-ext: $MNT: read-only filesystem: the journal step would write to it; nothing done"
+		assert_no_trim_ioctl
+	done
+	sync
+	[[ $(sha256sum <"$IMG") == "$before" ]] || fail "the read-only filesystem's image changed"
+	# FITRIM alone stays as fstrim has it
+	run_traced_stdout "$MNT"
+	run grep -c FITRIM "$STRACE_LOG"
+	assert_output 1
 }
