@@ -341,9 +341,18 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 			 * journal forgets, keep every name until a FITRIM
 			 * after that commit (bench/remnants: "rm -rf").
 			 */
-			if (res.trim_done && !ctl->dryrun &&
-			    trim_fs(fd, &ctl->range, &more) == 0)
+			if (res.trim_done && !ctl->dryrun) {
+				res.retrim_rc = trim_fs(fd, &ctl->range, &more);
 				res.trimmed += more;
+			}
+			if (res.retrim_rc)
+				note(ctl,
+				     "%s: FITRIM after the journal checkpoint failed: %s; "
+				     "blocks the checkpoint freed (a deleted directory's) "
+				     "may still hold names",
+				     path,
+				     res.retrim_rc == 1 ? "not supported" :
+							  strerror(-res.retrim_rc));
 			/* the audit says all of it, and more */
 			if (!ctl->dryrun && !ctl->audit)
 				warn_remnants(ctl, fd, path);
@@ -355,7 +364,7 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 			     strerror(-journal_rc));
 		}
 	}
-	rc = worse(trim_rc, journal_rc);
+	rc = worse(worse(trim_rc, journal_rc), res.retrim_rc);
 
 	if (ctl->audit) {
 		jf.audit = &audit;

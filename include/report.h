@@ -21,6 +21,7 @@ struct fs_result {
 	bool journal_done; /* the journal step ran (or would, dry run) */
 	enum journal_erase erase;
 	struct journal_result journal;
+	int retrim_rc; /* the FITRIM after the checkpoint: 0, 1 unsupported, -errno */
 };
 
 /*

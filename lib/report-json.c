@@ -370,6 +370,12 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 					 strerror(-fs->journal_rc));
 			if (fs->journal_rc < 0 || (worst >= 0 && fs->journal_rc > worst))
 				worst = fs->journal_rc;
+			if (res->retrim_rc < 0 && !*error)
+				snprintf(error, sizeof(error),
+					 "FITRIM after the journal checkpoint: %s",
+					 strerror(-res->retrim_rc));
+			if (res->retrim_rc < 0)
+				worst = res->retrim_rc;
 		}
 		status = worst < 0 ? "failed" : worst == 1 ? "unsupported" : "ok";
 		if (fs->error) {

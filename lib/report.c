@@ -45,8 +45,13 @@ char *report_line(const struct fs_result *res, bool verbose)
 				 iface);
 		else
 			snprintf(journal, sizeof(journal),
-				 "journal checkpointed and %s via %s",
-				 erase_verb(res->erase), iface);
+				 "journal checkpointed and %s via %s%s",
+				 erase_verb(res->erase), iface,
+				 res->retrim_rc < 0 ? ", but the FITRIM after it failed" :
+				 res->retrim_rc == 1 ?
+						      ", but the FITRIM after it was not "
+						      "supported" :
+						      "");
 	}
 
 	/* fstrim's line, then the journal after a comma */
@@ -118,7 +123,7 @@ int main(void)
 {
 	struct fs_result r = { .path = "/mnt", .trim_done = true, .trimmed = 24111104 };
 
-	printf("1..13\n");
+	printf("1..14\n");
 	check_line(&r, false, NULL);
 	check_line(&r, true, "/mnt: 23 MiB (24111104 bytes) trimmed");
 	r.device = "/dev/loop0";
@@ -133,6 +138,12 @@ int main(void)
 	check_line(&r, true,
 		   "/mnt: 23 MiB (24111104 bytes) trimmed, "
 		   "journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT");
+	r.retrim_rc = -5;
+	check_line(&r, true,
+		   "/mnt: 23 MiB (24111104 bytes) trimmed, "
+		   "journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT, "
+		   "but the FITRIM after it failed");
+	r.retrim_rc = 0;
 	r.trim_done = false;
 	r.erase = JOURNAL_ERASE_DISCARD;
 	r.journal.iface = JOURNAL_IFACE_CHKPT_JRNL;

@@ -200,3 +200,32 @@ journal_nonzero_bytes() {
 	run grep -c FITRIM "$STRACE_LOG"
 	assert_output 1
 }
+
+# fail_second_fitrim ARGS...: run fstrim-ext ARGS with the second FITRIM
+# failing with EIO (strace fault injection counts every ioctl, so count
+# them in a run without injection first).
+fail_second_fitrim() {
+	local n
+	STRACE_LOG="$BATS_TEST_TMPDIR/strace.log"
+	strace -f -qq -e trace=ioctl -o "$STRACE_LOG" "$FSTRIM_EXT" "$@" >/dev/null 2>&1
+	n=$(grep -n FITRIM "$STRACE_LOG" | sed -n '2s/:.*//p')
+	[[ -n $n ]] || fail "no second FITRIM: $(cat "$STRACE_LOG")"
+	run --separate-stderr strace -f -qq -e trace=ioctl -e "inject=ioctl:error=EIO:when=$n" \
+		-o "$STRACE_LOG" "$FSTRIM_EXT" "$@"
+	grep -q 'FITRIM.*(INJECTED)' "$STRACE_LOG" || fail "the injection missed: $(cat "$STRACE_LOG")"
+}
+
+@test "the FITRIM after the checkpoint fails: reported, status 1, the line does not say all went well" {
+	require_cmd jq
+	make_loop_fs ext4 64 -b 4096
+	fail_second_fitrim -v --journal-erase=zeroout "$MNT"
+	assert_failure 1
+	assert_output --regexp "^$MNT: .* trimmed, journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT, but the FITRIM after it failed$"
+	grep -Fxq "fstrim-ext: $MNT: FITRIM after the journal checkpoint failed: Input/output error; blocks the checkpoint freed (a deleted directory's) may still hold names" <<<"$stderr" ||
+		fail "no line about the failed FITRIM: $stderr"
+
+	fail_second_fitrim --json --journal-erase=zeroout "$MNT"
+	assert_failure 1
+	assert_equal "$(jq -r '.filesystems[0].status' <<<"$output")" failed
+	assert_equal "$(jq -r '.filesystems[0].error' <<<"$output")" "FITRIM after the journal checkpoint: Input/output error"
+}
