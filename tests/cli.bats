@@ -2,6 +2,9 @@
 # Bad input: one clear line on stderr, the documented status, and no
 # FITRIM or journal ioctl issued.
 
+# per-test timeout: see tests/test_helper/common-setup.bash
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
+
 setup() {
 	load test_helper/common-setup
 	_common_setup

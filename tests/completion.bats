@@ -3,6 +3,9 @@
 # The bash completion, driven through COMP_WORDS and COMP_CWORD as bash
 # would drive it.
 
+# per-test timeout: see tests/test_helper/common-setup.bash
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
+
 setup() {
 	load test_helper/common-setup
 	load test_helper/dist

@@ -3,6 +3,9 @@
 # The weekly cron script: nothing where systemd is the init, otherwise the
 # service's command line, its output to logger, its exit status.
 
+# per-test timeout: see tests/test_helper/common-setup.bash
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
+
 setup() {
 	load test_helper/common-setup
 	load test_helper/dist

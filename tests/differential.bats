@@ -5,6 +5,9 @@
 # Without --journal the output must be fstrim's.
 # shellcheck disable=SC2154 # $stderr comes from bats' run --separate-stderr
 
+# per-test timeout: see tests/test_helper/common-setup.bash
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-420}
+
 setup() {
 	load test_helper/common-setup
 	_common_setup

@@ -7,6 +7,9 @@
 # shellcheck disable=SC2154 # stderr comes from tool_wait and run --separate-stderr
 # shellcheck disable=SC2030,SC2031 # status and output are set by run and tool_wait
 
+# per-test timeout: see tests/test_helper/common-setup.bash
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
+
 setup() {
 	load test_helper/common-setup
 	load test_helper/workload

@@ -3,6 +3,9 @@
 # on the device afterwards.
 # shellcheck disable=SC2154 # $stderr comes from run --separate-stderr
 
+# per-test timeout: see tests/test_helper/common-setup.bash
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-300}
+
 setup() {
 	load test_helper/common-setup
 	_common_setup

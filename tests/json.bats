@@ -3,6 +3,9 @@
 # against what the human output says about the same filesystems.
 # shellcheck disable=SC2154 # $stderr comes from bats' run --separate-stderr
 
+# per-test timeout: see tests/test_helper/common-setup.bash
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-180}
+
 setup() {
 	load test_helper/common-setup
 	_common_setup

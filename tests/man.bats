@@ -3,6 +3,9 @@
 # The man page: it lints clean, has its sections and version, and it, the
 # completion and --help name the same options.
 
+# per-test timeout: see tests/test_helper/common-setup.bash
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
+
 setup() {
 	load test_helper/common-setup
 	load test_helper/dist

@@ -11,6 +11,9 @@
 
 # shellcheck disable=SC2154 # $stderr comes from bats' run --separate-stderr
 
+# per-test timeout: see tests/test_helper/common-setup.bash
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-240}
+
 load test_helper/common-setup
 
 TRIALS=2

@@ -14,6 +14,9 @@
 
 # shellcheck disable=SC2154 # stderr comes from tool_wait and run --separate-stderr
 
+# per-test timeout: see tests/test_helper/common-setup.bash
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-900}
+
 setup() {
 	load test_helper/common-setup
 	load test_helper/workload

@@ -2,6 +2,9 @@
 # -a, -A and -I: which filesystems are chosen, and where fstrim-ext
 # means to differ from fstrim.
 
+# per-test timeout: see tests/test_helper/common-setup.bash
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
+
 setup() {
 	load test_helper/common-setup
 	_common_setup

@@ -4,6 +4,9 @@
 # sandbox rates 2.0 or lower, and fstrim-ext still does its work inside an
 # emulation of that sandbox.
 
+# per-test timeout: see tests/test_helper/common-setup.bash
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-300}
+
 setup() {
 	load test_helper/common-setup
 	load test_helper/dist

@@ -16,6 +16,9 @@
 
 bats_require_minimum_version 1.5.0
 
+# per-test timeout (the whole guest is bounded too, by check-kernel.sh)
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-300}
+
 setup_file() {
 	: "${FSTRIM_EXT:?}" "${KCHECK_PROBE:?}" "${KCHECK_RUNDIR:?}" "${KCHECK_FLAVOR:?}"
 	MNT=/tmp/kcheck

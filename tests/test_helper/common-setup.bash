@@ -7,15 +7,17 @@ bats_require_minimum_version 1.5.0
 _common_setup() {
 	bats_load_library bats-support
 	bats_load_library bats-assert
-	: "${FSTRIM_EXT:?FSTRIM_EXT must name the built fstrim-ext}"
-	: "${top_srcdir:=$(cd "$BATS_TEST_DIRNAME/.." && pwd)}"
 	LOOPDEVS=()
 	MOUNTS=()
 	NODISCARD_LOOPS=()
+	_start_watchdog
+	: "${FSTRIM_EXT:?FSTRIM_EXT must name the built fstrim-ext}"
+	: "${top_srcdir:=$(cd "$BATS_TEST_DIRNAME/.." && pwd)}"
 }
 
 _common_teardown() {
 	local i
+	_stop_watchdog
 	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
 		umount "${MOUNTS[i]}" 2>/dev/null || umount -l "${MOUNTS[i]}" 2>/dev/null || true
 	done
@@ -25,6 +27,101 @@ _common_teardown() {
 	MOUNTS=()
 	LOOPDEVS=()
 	_remove_loop_devices
+}
+
+# ---- the per-test timeout ---------------------------------------------------
+#
+# Every bats file sets BATS_TEST_TIMEOUT at its top (bats starts its
+# countdown before setup runs), sized to its slowest test in the ASan and
+# UBSan build on a loaded machine; BATS_TEST_TIMEOUT in the environment
+# overrides them all. A file that sets none fails its tests here, and
+# tools/lint checks that every file has the line.
+#
+# On timeout bats fails the test, but only once the test's shell gets
+# control back, and it stops only the shell's direct children: a command
+# that hangs inside `run`, or a grandchild that keeps the test's output
+# open, would still hold the whole run (tried with bats 1.8.2). So a
+# watchdog acts 3 s before bats would: it disarms bats' countdown, kills
+# every process the test started, deepest first, while the tree is whole,
+# and then sends the test bats' own timeout signal, so that the test fails
+# "# timeout after Ns" and its teardown runs. Teardown stops the watchdog
+# first: bats' countdown still guards a teardown that hangs.
+
+# _proc_start PID: when PID started (field 22 of its stat), to tell it
+# from a later process with the same pid
+_proc_start() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	read -ra stat <<<"$stat"
+	echo "${stat[19]}"
+}
+
+# _descendants PID EXCEPT...: the pids of every descendant of PID but the
+# EXCEPT ones and their own descendants, deepest first
+_descendants() {
+	local root=$1
+	shift
+	ps -e -o pid=,ppid= | awk -v root="$root" -v except="$*" '
+		BEGIN { n = split(except, e, " "); for (i = 1; i <= n; i++) skip[e[i]] = 1 }
+		{ parent[$1] = $2; pids[NR] = $1 }
+		END {
+			for (i in pids) {
+				p = pids[i]; depth = 0
+				if (p in skip)
+					continue
+				for (q = parent[p]; q > 1 && !(q in skip); q = parent[q]) {
+					depth++
+					if (q == root) { print depth, p; break }
+				}
+			}
+		}' | sort -rn | cut -d' ' -f2
+}
+
+_start_watchdog() {
+	local test_pid=$BASHPID started fd wait_ms me victims
+	# bats' countdown (bats_perform_test's local, seen here by dynamic scope)
+	local bats_killer=${BATS_killer_pid:-}
+	[[ -n ${BATS_TEST_TIMEOUT:-} ]] ||
+		fail "${BATS_TEST_FILENAME##*/} sets no BATS_TEST_TIMEOUT at its top"
+	started=$(_proc_start "$test_pid")
+	wait_ms=$((${BATS_TEST_START_TIME:-$(date +%s%3N)} + BATS_TEST_TIMEOUT * 1000 - 3000 - \
+		$(date +%s%3N)))
+	((wait_ms > 0)) || wait_ms=1
+	(
+		set +eE
+		trap - ERR
+		# keep none of the test's pipes open
+		for fd in /proc/"$BASHPID"/fd/*; do
+			fd=${fd##*/}
+			if ((fd > 2 && fd < 255)); then
+				eval "exec $fd>&-"
+			fi
+		done
+		exec </dev/null >/dev/null 2>&1
+		# a sleep without a child process (that would outlive a kill)
+		read -r -t "$((wait_ms / 1000)).$(printf %03d $((wait_ms % 1000)))" <> <(:)
+		[[ $(_proc_start "$test_pid") == "$started" ]] || exit 0
+		# from here teardown waits for the watchdog instead of killing it
+		: >"$BATS_TEST_TMPDIR/.watchdog-fired"
+		[[ -z $bats_killer ]] || kill -ABRT "$bats_killer"
+		me=$BASHPID
+		mapfile -t victims < <(_descendants "$test_pid" "$me" ${bats_killer:+"$bats_killer"})
+		# The signal first: the test's shell takes it as soon as the
+		# command it waits for is killed, before it runs anything else.
+		kill -ABRT "$test_pid"
+		((${#victims[@]} == 0)) || kill -KILL "${victims[@]}" 2>/dev/null
+	) &
+	WATCHDOG_PID=$!
+}
+
+_stop_watchdog() {
+	if [[ -n ${WATCHDOG_PID:-} ]]; then
+		[[ -e $BATS_TEST_TMPDIR/.watchdog-fired ]] || kill -KILL "$WATCHDOG_PID" 2>/dev/null
+		wait "$WATCHDOG_PID" 2>/dev/null
+		WATCHDOG_PID=
+	fi
+	return 0
 }
 
 # A skipped prerequisite is a failure in CI: the test must really run there.
