@@ -384,29 +384,6 @@ out:
 	return rc;
 }
 
-/*
- * For the test suite only: with FSTRIM_EXT_TEST_PAUSE naming a FIFO, wait
- * before opening each chosen filesystem until a writer has opened the
- * FIFO and closed it again, so that a test can change the mount in
- * between. Ignored in a set-user-ID or file-capability run.
- */
-static void test_pause(void)
-{
-	const char *fifo = secure_getenv("FSTRIM_EXT_TEST_PAUSE");
-	struct stat st;
-	char buf[64];
-	int fd;
-
-	if (!fifo || stat(fifo, &st) != 0 || !S_ISFIFO(st.st_mode))
-		return;
-	fd = open(fifo, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
-	close(fd);
-}
-
 /* Whether the filesystem itself is read-only, not only this view of it. */
 static bool fs_is_readonly(int fd, int mnt_id)
 {
@@ -424,7 +401,6 @@ static int open_and_process(struct fstrim_control *ctl, const char *path,
 	char error[256];
 	int fd, rc;
 
-	test_pause();
 	fd = fs_open_root(target, mnt_id, dev);
 	if (fd == -ESTALE) {
 		note(ctl, "%s: the mount changed after it was chosen; not trimmed", path);

@@ -250,3 +250,11 @@ teardown() {
 	assert_failure 1
 	assert_output "fstrim-ext: write error: No space left on device"
 }
+
+@test "the shipped command has no test hook: no FSTRIM_EXT_* variable in it or its man page" {
+	# tests hold the command with tests/preload/pause.so instead
+	run grep -aoE 'FSTRIM_EXT_[A-Z_]+|TEST_PAUSE' "$FSTRIM_EXT"
+	assert_failure 1
+	run grep -E 'FSTRIM_EXT_[A-Z_]+' "$BATS_TEST_DIRNAME/../man/fstrim-ext.8.in"
+	assert_failure 1
+}

@@ -208,8 +208,10 @@ ext4_on_full_backing_store() {
 	assert_success
 }
 
-# Three filesystems, stopped before the second; SIGNAL sent there. The
-# signal is taken between filesystems: the second, already begun, is
+# Three filesystems, held in the open of the second; SIGNAL sent there,
+# and nothing else: the signal alone must end the hold (a command held
+# there by a test that died, or by anything else, still ends on SIGTERM).
+# The signal is taken between filesystems: the second, already begun, is
 # finished, the third is left and reported, and the status is 128+N.
 interrupted_run() {
 	local sig=$1 num=$2
@@ -222,8 +224,8 @@ interrupted_run() {
 	write_table "$T/table" "$F3" "$F2" "$F1"   # done in the order F1 F2 F3
 	tool_start_paused 2 -v --journal -I "$T/table"
 	tool_wait_paused
+	[[ $PAUSED_PATH == "$F2" ]] || fail "held at $PAUSED_PATH, not $F2"
 	kill -s "$sig" "$TOOL_PID"
-	tool_release
 	tool_wait
 	[[ $status -eq $((128 + num)) ]] || fail "status $status, want $((128 + num)): $stderr"
 	# what was done is on stdout, whole, even though it was a pipe to a file

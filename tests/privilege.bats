@@ -3,7 +3,7 @@
 # CAP_SYS_ADMIN (FITRIM, the journal ioctls) and CAP_DAC_READ_SEARCH (to
 # reach any mountpoint), in the effective, permitted and bounding sets,
 # and nothing inheritable or ambient. The tests read /proc/PID/status of
-# the running command while it is stopped before opening a filesystem.
+# the running command while it is held before opening a filesystem.
 
 # shellcheck disable=SC2154 # stderr comes from tool_wait and run --separate-stderr
 
@@ -66,7 +66,7 @@ tool_start_paused_under_capsh() {
 	printf '#!/bin/sh\nexec capsh %s -- -c '\''exec "$0" "$@"'\'' "%s" "$@"\n' \
 		"$*" "$real" >"$wrapper"
 	chmod +x "$wrapper"
-	FSTRIM_EXT=$wrapper tool_start_paused 1 -v --journal "$MNT"
+	FSTRIM_EXT=$wrapper PAUSE_BINARY=$real tool_start_paused 1 -v --journal "$MNT"
 	FSTRIM_EXT=$real
 }
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bats
 # Race-free targeting: between choosing a filesystem and issuing an ioctl,
-# nothing may make fstrim-ext act on another one. Each test stops the
-# command after the choice and before the open (the FSTRIM_EXT_TEST_PAUSE
-# hook, or strace holding openat2 without it), swaps what the chosen path
-# names, and checks that the command refuses: no FITRIM and no journal
-# ioctl on the swapped-in filesystem (strace -y), and the deleted contents
-# on its device, which any discard would wipe, all still there.
+# nothing may make fstrim-ext act on another one. Each test holds the
+# command after the choice and before the open (the LD_PRELOAD shim
+# tests/preload/pause.so, see test_helper/workload.bash), swaps what the
+# chosen path names, and checks that the command refuses: no FITRIM and no
+# journal ioctl on the swapped-in filesystem (strace -y), and the deleted
+# contents on its device, which any discard would wipe, all still there.
 
 # shellcheck disable=SC2154 # stderr comes from tool_wait and run --separate-stderr
 

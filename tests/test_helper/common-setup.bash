@@ -18,6 +18,9 @@ _common_setup() {
 _common_teardown() {
 	local i
 	_stop_watchdog
+	if declare -F _tool_teardown >/dev/null; then
+		_tool_teardown
+	fi
 	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
 		umount "${MOUNTS[i]}" 2>/dev/null || umount -l "${MOUNTS[i]}" 2>/dev/null || true
 	done

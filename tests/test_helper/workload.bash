@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Helpers for the reliability suites (race, privilege, faults, safety):
-# stopping fstrim-ext between choosing a filesystem and opening it, a
+# holding fstrim-ext between choosing a filesystem and opening it, a
 # table of chosen mountpoints for -I, and a writer workload whose files
 # can be checked afterwards.
 #
@@ -8,127 +8,116 @@
 
 # ---- pausing the command between selection and use ---------------------
 #
-# Two ways, the same interface:
-#  - the test hook: with FSTRIM_EXT_TEST_PAUSE naming a FIFO, fstrim-ext
-#    opens the FIFO for reading before it opens each chosen filesystem and
-#    goes on when the writer closes it (fstrim-ext.c, test_pause());
-#  - when the command run is not fstrim-ext itself (the capsh wrapper
-#    of tests/privilege.bats) or PAUSE_MODE=strace, strace holds the Nth
-#    openat2() (the open of the Nth chosen filesystem) at syscall entry
-#    for PAUSE_DELAY_US, and /proc/PID/syscall shows when it is there.
-# Both run the command under strace so that the ioctls and the paths of
-# their descriptors (-y) are logged in STRACE_LOG.
+# The shim tests/preload/pause.so (LD_PRELOADed into fstrim-ext only)
+# holds the command in its open of the Nth chosen filesystem, after the
+# choice and before the descriptor exists; see tests/preload/pause.c. The
+# test keeps both FIFOs of the hold open for reading and writing: the
+# shim says on one that it holds (and its pid), and goes on when a byte
+# comes on the other, when the test's end closes, or when the command
+# takes SIGINT or SIGTERM there. Nothing is timed: the test waits for the
+# hold, acts, and releases or signals. The command runs under strace so
+# that its ioctls and the paths of their descriptors (-y) are logged in
+# STRACE_LOG.
 #
 #   tool_start_paused N ARGS...   run fstrim-ext ARGS in the background,
-#                                 stop it before opening the Nth filesystem
-#   tool_wait_paused              return once it is stopped there
-#   tool_release                  let it go on (all later ones too)
+#                                 to be held in the open of the Nth
+#                                 filesystem
+#   tool_wait_paused              return once it is held there; sets
+#                                 TOOL_PID (fstrim-ext's own pid) and
+#                                 PAUSED_PATH (the path it is opening)
+#   tool_release                  let it go on
 #   tool_wait                     wait for the end; sets status, output
 #                                 (stdout), stderr
-# TOOL_PID is the pid of fstrim-ext itself.
+# A test that fails on the way leaves the command to _tool_teardown
+# (called by _common_teardown), which kills it.
 
-: "${PAUSE_DELAY_US:=3000000}"
+# LD_PRELOAD for the command: the shim, after libasan in a sanitizer build
+# (AddressSanitizer insists on coming first). PAUSE_BINARY names the
+# fstrim-ext binary when FSTRIM_EXT is a wrapper that runs it.
+_pause_preload() {
+	local bin=${PAUSE_BINARY:-$FSTRIM_EXT}
+	local shim=${PAUSE_SHIM:-${top_builddir:-$(dirname "$bin")/..}/tests/preload/pause.so}
+	local asan
 
-has_pause_hook() {
-	grep -q FSTRIM_EXT_TEST_PAUSE "$FSTRIM_EXT" 2>/dev/null
+	[[ -f $shim ]] || fail "no $shim: make check builds it"
+	asan=$(ldd "$bin" 2>/dev/null | awk '$1 ~ /^libasan\.so/ { print $3; exit }')
+	echo "${asan:+$asan:}$shim"
 }
 
 tool_start_paused() {
-	local nth=$1
+	local nth=$1 preload
 	shift
+	preload=$(_pause_preload) || exit 1
 	PAUSE_NTH=$nth
-	# a background job starts with SIGINT ignored: give the command the default
 	STRACE_LOG="$BATS_TEST_TMPDIR/strace.log"
 	TOOL_OUT="$BATS_TEST_TMPDIR/tool.out"
 	TOOL_ERR="$BATS_TEST_TMPDIR/tool.err"
-	: >"$STRACE_LOG"
-	if [[ ${PAUSE_MODE:-} == strace ]] || ! has_pause_hook; then
-		PAUSE_MODE=strace
-		env --default-signal=INT,QUIT \
-			strace -f -qq -y -o "$STRACE_LOG" -e trace=ioctl,openat2,syncfs \
-			-e inject=openat2:delay_enter="$PAUSE_DELAY_US":when="$nth" \
-			"$FSTRIM_EXT" "$@" >"$TOOL_OUT" 2>"$TOOL_ERR" 3>&- &
-	else
-		PAUSE_MODE=hook
-		PAUSE_FIFO="$BATS_TEST_TMPDIR/pause.fifo"
-		rm -f "$PAUSE_FIFO"
-		mkfifo "$PAUSE_FIFO"
-		FSTRIM_EXT_TEST_PAUSE=$PAUSE_FIFO env --default-signal=INT,QUIT \
-			strace -f -qq -y -o "$STRACE_LOG" -e trace=ioctl,openat2,syncfs \
-			"$FSTRIM_EXT" "$@" >"$TOOL_OUT" 2>"$TOOL_ERR" 3>&- &
-	fi
-	STRACE_PID=$!
+	PAUSE_DIR="$BATS_TEST_TMPDIR/pause"
 	TOOL_PID=
-	local i
-	for ((i = 0; i < 200; i++)); do
-		TOOL_PID=$(pgrep -P "$STRACE_PID" | head -1)
-		[[ -n $TOOL_PID ]] && break
-		sleep 0.05
-	done
-	[[ -n $TOOL_PID ]] || fail "fstrim-ext did not start"
+	PAUSED_PATH=
+	: >"$STRACE_LOG"
+	rm -rf "$PAUSE_DIR"
+	mkdir "$PAUSE_DIR"
+	mkfifo "$PAUSE_DIR/reached" "$PAUSE_DIR/release"
+	# read and write: neither open waits, and the shim always finds both
+	# ends here while the test lives
+	exec {PAUSE_REACHED_FD}<>"$PAUSE_DIR/reached" {PAUSE_RELEASE_FD}<>"$PAUSE_DIR/release"
+	# A background job starts with SIGINT ignored: give the command the
+	# default. The FIFOs and bats' fd 3 stay with the test.
+	env --default-signal=INT,QUIT \
+		strace -f -qq -y -o "$STRACE_LOG" -e trace=ioctl,openat2,syncfs \
+		-E LD_PRELOAD="$preload" -E FSTRIM_EXT_PAUSE_AT="$nth" \
+		-E FSTRIM_EXT_PAUSE_DIR="$PAUSE_DIR" \
+		"$FSTRIM_EXT" "$@" >"$TOOL_OUT" 2>"$TOOL_ERR" 3>&- \
+		{PAUSE_REACHED_FD}>&- {PAUSE_RELEASE_FD}>&- &
+	STRACE_PID=$!
 }
 
-# The syscall number a task is blocked in, or "running".
-_syscall_of() {
-	cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null
-}
-
-# Release a paused tool in hook mode once (blocks until it waits there).
-# shellcheck disable=SC2016 # $1 is for the inner shell
-_hook_pass_once() {
-	timeout 20 bash -c ': >"$1"' _ "$PAUSE_FIFO"
-}
-
+# shellcheck disable=SC2034 # TOOL_PID and PAUSED_PATH are for the caller
 tool_wait_paused() {
-	local i k
-	if [[ $PAUSE_MODE == hook ]]; then
-		# let the earlier filesystems through
-		for ((k = 1; k < PAUSE_NTH; k++)); do
-			_hook_pass_once || fail "fstrim-ext never reached filesystem $k"
-			# Until the tool has left this pause it still holds the FIFO
-			# open, and the next open for writing would return at once:
-			# wait for the open of filesystem k, which follows the pause.
-			for ((i = 0; i < 800; i++)); do
-				(($(grep -c 'openat2(' "$STRACE_LOG") >= k)) && break
-				sleep 0.025
-			done
-			((i < 800)) || fail "fstrim-ext never opened filesystem $k"
-		done
-		# opening the FIFO for writing returns once the tool waits on it
-		exec {PAUSE_FD}>"$PAUSE_FIFO"
-		return 0
-	fi
-	# In openat2 (437 on x86_64 and aarch64 alike), the Nth one: strace
-	# logs a call when it enters it.
-	for ((i = 0; i < 400; i++)); do
-		if [[ $(_syscall_of "$TOOL_PID") == 437 ]] &&
-			[[ $(grep -c 'openat2(' "$STRACE_LOG") -eq $PAUSE_NTH ]]; then
-			return 0
-		fi
-		kill -0 "$TOOL_PID" 2>/dev/null || fail "fstrim-ext ended before the pause: $(cat "$TOOL_ERR")"
-		sleep 0.025
+	local nth
+	# The shim writes its line in one write once it holds. Waiting is
+	# bounded by the test's timeout, not here: under load the command may
+	# take long to get there, and that is no failure.
+	until read -r -t 1 -u "$PAUSE_REACHED_FD" TOOL_PID nth PAUSED_PATH; do
+		kill -0 "$STRACE_PID" 2>/dev/null ||
+			fail "fstrim-ext ended before the open of filesystem $PAUSE_NTH: $(cat "$TOOL_ERR")"
 	done
-	fail "fstrim-ext did not reach the open of filesystem $PAUSE_NTH"
+	[[ $nth == "$PAUSE_NTH" ]] || fail "held at open $nth, not $PAUSE_NTH"
 }
 
 tool_release() {
-	if [[ $PAUSE_MODE == hook ]]; then
-		exec {PAUSE_FD}>&-
-		# and any filesystem after it
-		# shellcheck disable=SC2016 # $1 is for the inner shell
-		(while kill -0 "$TOOL_PID" 2>/dev/null; do
-			timeout 1 bash -c ': >"$1"' _ "$PAUSE_FIFO" 2>/dev/null
-		done) 3>&- &
-	fi
-	# strace mode: the delay runs out by itself
+	[[ -n ${PAUSE_RELEASE_FD:-} ]] || return 0
+	printf x >&"$PAUSE_RELEASE_FD"
+	exec {PAUSE_RELEASE_FD}>&- {PAUSE_REACHED_FD}>&-
+	PAUSE_RELEASE_FD=
+	PAUSE_REACHED_FD=
 }
 
 # shellcheck disable=SC2034 # status, output and stderr are for the caller
 tool_wait() {
 	status=0
 	wait "$STRACE_PID" || status=$?
+	STRACE_PID=
 	output=$(cat "$TOOL_OUT")
 	stderr=$(cat "$TOOL_ERR")
+	tool_release
+}
+
+# A command still running when the test ends (it failed on the way) is
+# killed before teardown unmounts what it works on.
+_tool_teardown() {
+	local pid
+	if [[ -n ${STRACE_PID:-} ]]; then
+		# the command first: strace killed alone would let it run on
+		for pid in ${TOOL_PID:-} $(pgrep -P "$STRACE_PID"); do
+			kill -KILL "$pid" 2>/dev/null
+		done
+		kill -KILL "$STRACE_PID" 2>/dev/null
+		wait "$STRACE_PID" 2>/dev/null
+		STRACE_PID=
+	fi
+	tool_release
 }
 
 # ioctls issued on a descriptor of PATH (a mountpoint), from STRACE_LOG
