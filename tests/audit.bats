@@ -4,7 +4,7 @@
 # shellcheck disable=SC2153,SC2154 # LOOPDEV from make_loop_fs, $stderr from run --separate-stderr
 
 # per-test timeout: see tests/test_helper/common-setup.bash
-BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-300}
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-900}
 
 setup() {
 	load test_helper/common-setup

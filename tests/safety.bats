@@ -15,7 +15,7 @@
 # shellcheck disable=SC2154 # stderr comes from tool_wait and run --separate-stderr
 
 # per-test timeout: see tests/test_helper/common-setup.bash
-BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-900}
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-600}
 
 setup() {
 	load test_helper/common-setup
