@@ -1,0 +1,120 @@
+#!/usr/bin/env bats
+# shellcheck disable=SC2154  # top_srcdir comes from the environment
+# fstrim-ext.service and fstrim-ext.timer under a real systemd: a container
+# booted with systemd-nspawn from this machine's own tree, the units bound
+# into its /etc/systemd/system, a loop device bound in.
+
+# every test boots a container; none may hang the suite
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-300}
+
+setup() {
+	load test_helper/common-setup
+	load test_helper/dist
+	load test_helper/nspawn
+	load kernel/journal-extents
+	_common_setup
+}
+
+teardown() {
+	nspawn_teardown
+	_common_teardown
+}
+
+# count_in_journal DEVICE PATTERN: lines matching PATTERN in the journal
+# region of the unmounted ext4 on DEVICE, read past the page cache.
+count_in_journal() {
+	local start count total=0 n
+	while read -r start count; do
+		n=$(dd if="$1" bs=4096 skip="$start" count="$count" iflag=direct status=none |
+			grep -a -c -- "$2")
+		total=$((total + n))
+	done < <(journal_extents "$1")
+	echo "$total"
+}
+
+# An ext4 on loop whose journal holds the names and contents of files
+# deleted before it was unmounted (data=journal keeps contents there too),
+# and an fstab for the container that lists it by its device path (there is
+# no udev in a container to make /dev/disk/by-uuid). systemd ignores fstab
+# lines of devices in a container: the test mounts it there itself.
+_journal_fs() {
+	require_cmd debugfs dd
+	MOUNT_OPTS=data=journal make_loop_fs ext4 64 -b 4096
+	make_pii_files "$MNT/gone" GONE 40
+	sync
+	rm -rf "$MNT/gone"
+	sync
+	umount "$MNT"
+	run count_in_journal "$LOOPDEV" PII-SSN-GONE
+	refute_output 0
+	FSTAB="$BATS_TEST_TMPDIR/fstab"
+	echo "$LOOPDEV /srv/data ext4 defaults 0 0" >"$FSTAB"
+}
+
+# bats test_tags=root
+@test "real systemd: the service erases the journal of a filesystem from fstab" {
+	local rundir_before
+	rundir_before=$(ls -d /run/systemd/nspawn 2>/dev/null || :)
+	nspawn_setup
+	_journal_fs
+	nspawn_units fstrim-ext.service
+	mapfile -t binds < <(nspawn_unit_binds)
+	nspawn_boot "${binds[@]}" --bind="$LOOPDEV" --bind-ro="$FSTAB:/etc/fstab"
+	container mkdir -p /srv/data
+	container mount "$LOOPDEV" /srv/data
+	run container systemctl start fstrim-ext.service
+	assert_success
+	run container journalctl -b -o cat -u fstrim-ext.service
+	assert_line --regexp "^/srv/data: [0-9.]+ [KMG]?i?B \([0-9]+ bytes\) trimmed on $LOOPDEV, journal checkpointed and discarded via (FS_IOC_CHKPT_JRNL|EXT4_IOC_CHECKPOINT)\$"
+	nspawn_poweroff
+	run count_in_journal "$LOOPDEV" PII-SSN-GONE
+	assert_output 0
+	run count_in_journal "$LOOPDEV" 'SSN: 078-05-'
+	assert_output 0
+	# systemd-nspawn left nothing on the host
+	assert_equal "$(ls -d /run/systemd/nspawn 2>/dev/null || :)" "$rundir_before"
+}
+
+# bats test_tags=root
+@test "real systemd: in the service's sandbox a write to a block device is refused" {
+	nspawn_setup
+	# a scratch device: the probe must not land on a filesystem
+	truncate -s 1M "$BATS_TEST_TMPDIR/scratch.img"
+	attach_loop "$BATS_TEST_TMPDIR/scratch.img"
+	nspawn_units fstrim-ext.service
+	# run before the command, in the same unit and so the same sandbox
+	nspawn_dropin fstrim-ext.service probe.conf '[Service]' \
+		"ExecStartPre=/bin/sh -c 'if printf DEVICE-PROBE >>$LOOPDEV; then echo probe write: done; else echo probe write: refused; fi; if head -c 1 $LOOPDEV >/dev/null; then echo probe read: done; fi'"
+	mapfile -t binds < <(nspawn_unit_binds)
+	nspawn_boot "${binds[@]}" --bind="$LOOPDEV"
+	# outside the service, the container's root may write to it
+	run container sh -c "exec 3>>$LOOPDEV && echo opened"
+	assert_output opened
+	run container systemctl start fstrim-ext.service
+	assert_success
+	run container journalctl -b -o cat -u fstrim-ext.service
+	assert_line 'probe write: refused'
+	assert_line 'probe read: done'	# libblkid still reads superblocks
+	nspawn_poweroff
+	run count_on_image "$BATS_TEST_TMPDIR/scratch.img" DEVICE-PROBE
+	assert_output 0
+}
+
+# bats test_tags=root
+@test "real systemd: the enabled timer is scheduled for Monday, within 100 minutes of midnight" {
+	nspawn_setup
+	nspawn_units fstrim-ext.timer
+	mapfile -t binds < <(nspawn_unit_binds)
+	nspawn_boot "${binds[@]}"
+	run container systemctl enable --now fstrim-ext.timer
+	assert_success
+	run container systemctl list-timers --all --no-pager
+	assert_line --regexp '^Mon [0-9-]+ 0[01]:[0-9:]+ [A-Z]+ .* fstrim-ext\.timer +fstrim-ext\.service$'
+	run container systemctl show -P NextElapseUSecRealtime fstrim-ext.timer
+	assert_output --regexp '^Mon [0-9-]+ (00:[0-5][0-9]|01:[0-3][0-9]|01:40):[0-9]{2} '
+	# enabled, it is started again at the next boot
+	nspawn_poweroff
+	nspawn_boot "${binds[@]}"
+	run container systemctl is-active fstrim-ext.timer
+	assert_output active
+}
