@@ -118,3 +118,67 @@ _journal_fs() {
 	run container systemctl is-active fstrim-ext.timer
 	assert_output active
 }
+
+# --- one timer -------------------------------------------------------------
+
+# the units of both fstrim and fstrim-ext, startable in the container
+_both_units() {
+	nspawn_setup
+	nspawn_units fstrim-ext.service fstrim-ext.timer fstrim.service fstrim.timer
+	mapfile -t binds < <(nspawn_unit_binds)
+}
+
+# bats test_tags=root
+@test "real systemd: with fstrim.timer and fstrim-ext.timer both enabled, only fstrim-ext.timer starts at boot" {
+	_both_units
+	nspawn_boot "${binds[@]}"
+	run container systemctl enable fstrim.timer fstrim-ext.timer
+	assert_success
+	nspawn_poweroff
+	nspawn_boot "${binds[@]}"
+	run container systemctl is-enabled fstrim.timer fstrim-ext.timer
+	assert_output $'enabled\nenabled'
+	run container systemctl is-active fstrim-ext.timer fstrim.timer
+	assert_output $'active\ninactive'
+	run container systemctl list-timers --no-pager
+	assert_line --regexp ' fstrim-ext\.timer +fstrim-ext\.service$'
+	refute_line --regexp ' fstrim\.timer '
+}
+
+# bats test_tags=root
+@test "real systemd: starting either timer stops the other" {
+	_both_units
+	nspawn_boot "${binds[@]}"
+	container systemctl start fstrim-ext.timer
+	container systemctl start fstrim.timer
+	run container systemctl is-active fstrim-ext.timer fstrim.timer
+	assert_output $'inactive\nactive'
+	container systemctl start fstrim-ext.timer
+	run container systemctl is-active fstrim-ext.timer fstrim.timer
+	assert_output $'active\ninactive'
+}
+
+_is_activating() {
+	[[ $(container systemctl show -P ActiveState "$1") == activating ]]
+}
+
+# bats test_tags=root
+@test "real systemd: starting fstrim-ext.service stops a running fstrim.service" {
+	_both_units
+	# hold fstrim.service before its command, until the FIFO is written
+	nspawn_dropin fstrim.service hold.conf '[Service]' \
+		'ExecStartPre=/bin/sh -c "read line </run/fstrim-ext-test.fifo"'
+	nspawn_boot "${binds[@]}"
+	container mkfifo /run/fstrim-ext-test.fifo
+	container systemctl start --no-block fstrim.service
+	nspawn_wait_for "fstrim.service to start" _is_activating fstrim.service
+	run container systemctl start fstrim-ext.service
+	assert_success
+	run container journalctl -b -o cat -u fstrim.service
+	assert_line --partial 'Stopped fstrim.service'
+	# stopped in ExecStartPre=, its command never ran
+	run container systemctl show -P ActiveState fstrim.service
+	assert_output --regexp '^(inactive|failed)$'
+	run container journalctl -b -o cat -u fstrim-ext.service
+	assert_line --partial 'Finished fstrim-ext.service'
+}

@@ -18,6 +18,7 @@
 #                              systemd-nspawn before --boot
 #   container CMD...           run CMD inside (all namespaces of its PID 1)
 #   nspawn_poweroff            shut down cleanly and wait for the end
+#   nspawn_wait_for WHAT CMD   poll CMD until it succeeds, with a bound
 #   nspawn_teardown            kill whatever is left; called by teardown()
 
 NSPAWN_TIMEOUT=${NSPAWN_TIMEOUT:-60}
@@ -41,7 +42,7 @@ nspawn_setup() {
 	# fd 3 closed: bats waits for every holder of it
 	unshare -m --propagation private sleep infinity </dev/null >/dev/null 2>&1 3>&- &
 	NSPAWN_HOLDER=$!
-	_nspawn_wait_for "the private mount namespace" \
+	nspawn_wait_for "the private mount namespace" \
 		_nspawn_is_exec "$NSPAWN_HOLDER" sleep
 	if [[ $NSPAWN_OVERLAY == yes ]]; then
 		# the upper layer on its own tmpfs: an upper directory on the
@@ -67,10 +68,10 @@ _nspawn_is_exec() {
 	[[ $(cat "/proc/$1/comm" 2>/dev/null) == "$2" ]]
 }
 
-# _nspawn_wait_for WHAT CMD...: poll CMD until it succeeds, for at most
+# nspawn_wait_for WHAT CMD...: poll CMD until it succeeds, for at most
 # NSPAWN_TIMEOUT seconds. A bound on a wait, not a delay that a result
 # depends on.
-_nspawn_wait_for() {
+nspawn_wait_for() {
 	local what=$1 i
 	shift
 	for ((i = 0; i < NSPAWN_TIMEOUT * 10; i++)); do
@@ -111,8 +112,8 @@ nspawn_boot() {
 		</dev/null >"$NSPAWN_DIR/console.log" 2>&1 3>&- &
 	NSPAWN_PID=$!
 	CONTAINER_PID=
-	_nspawn_wait_for "the container's systemd" _nspawn_container_pid
-	_nspawn_wait_for "the end of the boot" _nspawn_booted
+	nspawn_wait_for "the container's systemd" _nspawn_container_pid
+	nspawn_wait_for "the end of the boot" _nspawn_booted
 }
 
 container() {
@@ -126,7 +127,7 @@ _nspawn_gone() {
 nspawn_poweroff() {
 	# systemd-nspawn asks the container's systemd to halt on SIGTERM
 	kill -TERM "$NSPAWN_PID"
-	_nspawn_wait_for "the container's shutdown" _nspawn_gone
+	nspawn_wait_for "the container's shutdown" _nspawn_gone
 	wait "$NSPAWN_PID" || :
 	NSPAWN_PID=
 	CONTAINER_PID=
