@@ -18,6 +18,10 @@ struct fs_result {
 	bool dry_run;
 	bool trim_done; /* FITRIM issued (or would be, in a dry run) */
 	uint64_t trimmed;
+	unsigned int trim_ranges; /* FITRIM calls, both trims of --journal together */
+	bool trim_stopped; /* a signal stopped FITRIM between ranges */
+	uint64_t trim_pos; /* then: every byte before it was trimmed */
+	uint64_t trim_end; /* then: the end of the range asked for */
 	bool journal_done; /* the journal step ran (or would, dry run) */
 	enum journal_erase erase;
 	struct journal_result journal;

@@ -2,6 +2,7 @@
 #ifndef FSTRIM_EXT_SYSFS_H
 #define FSTRIM_EXT_SYSFS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -11,5 +12,11 @@
  * -errno.
  */
 int sysfs_blkdev_read_u64(dev_t dev, const char *attr, uint64_t *val);
+
+/*
+ * The kernel's name of a block device ("loop0", "sda1", "dm-0"), which
+ * keys /sys/fs/ext4/ and /proc/fs/ext4/. Returns 0 or -errno.
+ */
+int sysfs_blkdev_name(dev_t dev, char *name, size_t size);
 
 #endif

@@ -2,6 +2,7 @@
 #ifndef FSTRIM_EXT_TRIM_H
 #define FSTRIM_EXT_TRIM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/fs.h>
@@ -21,5 +22,31 @@ int fs_open_root(const char *path, int mnt_id, dev_t dev);
  * cannot discard, or -errno.
  */
 int trim_fs(int fd, const struct fstrim_range *range, uint64_t *trimmed);
+
+/* Where a trim in ranges stands. Byte offsets in the filesystem. */
+struct trim_progress {
+	uint64_t start; /* the first byte of the request (as ext4 rounds it) */
+	uint64_t end; /* the end of the request within the filesystem, exclusive */
+	uint64_t pos; /* every byte before it was covered by a FITRIM */
+	uint64_t trimmed; /* what the kernel reported discarded, so far */
+	unsigned int ranges; /* FITRIM calls issued for the request */
+	bool stopped; /* the caller stopped it with ranges left */
+};
+
+/* Called after each range; true stops the trim before the next one. */
+typedef bool trim_after_range_fn(const struct trim_progress *prog, void *arg);
+
+/*
+ * FITRIM over @range as a series of calls, each over about @step bytes
+ * of whole block groups, with @after called between them (and once at
+ * the end), so that the caller can show progress and stop. The ranges
+ * together do what one call over @range does, and the bytes reported
+ * add up to what that call reports. @step 0, a filesystem other than
+ * ext4, or one whose geometry cannot be read: one call, as fstrim makes.
+ * Returns 0 (@prog->stopped when stopped early), 1 when the filesystem
+ * or device cannot discard, or -errno; @prog says what was done before.
+ */
+int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step,
+		  trim_after_range_fn *after, void *arg, struct trim_progress *prog);
 
 #endif

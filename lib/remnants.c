@@ -16,6 +16,7 @@
 
 #include "ext4-ioctl.h"
 #include "remnants.h"
+#include "sysfs.h"
 
 /* ext4_mb_seq_groups_show() prints orders 2^0 .. 2^13, whatever the block size. */
 #define MB_GROUPS_ORDERS 14
@@ -233,11 +234,9 @@ static int read_granularity(const char *sysdir, uint32_t *granularity)
 static int check(dev_t dev, const char *devpath, unsigned int blocksize,
 		 struct remnants *out)
 {
-	char sysdir[64], link[PATH_MAX], path[PATH_MAX + 32];
-	const char *name;
+	char sysdir[64], name[NAME_MAX + 1], path[PATH_MAX + 32];
 	uint32_t unit = blocksize, granularity = 0;
 	bool dir_index = true;
-	ssize_t n;
 	FILE *f;
 	int rc;
 
@@ -245,12 +244,9 @@ static int check(dev_t dev, const char *devpath, unsigned int blocksize,
 
 	/* /proc/fs/ext4/ is keyed by the kernel's name of the device, as in sysfs */
 	snprintf(sysdir, sizeof(sysdir), "/sys/dev/block/%u:%u", major(dev), minor(dev));
-	n = readlink(sysdir, link, sizeof(link) - 1);
-	if (n < 0)
-		return -errno;
-	link[n] = '\0';
-	name = strrchr(link, '/');
-	name = name ? name + 1 : link;
+	rc = sysfs_blkdev_name(dev, name, sizeof(name));
+	if (rc < 0)
+		return rc;
 
 	rc = read_granularity(sysdir, &granularity);
 	if (rc < 0)

@@ -24,6 +24,9 @@ enum {
 	COL_DRY_RUN,
 	COL_TRIM,
 	COL_TRIMMED,
+	COL_TRIM_RANGES,
+	COL_TRIM_STOPPED_AT,
+	COL_TRIM_END,
 	COL_JOURNAL,
 	COL_JOURNAL_ERASE,
 	COL_JOURNAL_IFACE,
@@ -70,6 +73,9 @@ static const struct colinfo columns[NCOLS] = {
 	[COL_DRY_RUN] = { "dry_run", SCOLS_JSON_BOOLEAN },
 	[COL_TRIM] = { "trim", SCOLS_JSON_STRING },
 	[COL_TRIMMED] = { "trimmed", SCOLS_JSON_NUMBER },
+	[COL_TRIM_RANGES] = { "trim_ranges", SCOLS_JSON_NUMBER },
+	[COL_TRIM_STOPPED_AT] = { "trim_stopped_at", SCOLS_JSON_NUMBER },
+	[COL_TRIM_END] = { "trim_end", SCOLS_JSON_NUMBER },
 	[COL_JOURNAL] = { "journal", SCOLS_JSON_STRING },
 	[COL_JOURNAL_ERASE] = { "journal_erase", SCOLS_JSON_STRING },
 	[COL_JOURNAL_IFACE] = { "journal_interface", SCOLS_JSON_STRING },
@@ -343,9 +349,18 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 	} else {
 		if (fs->trim_asked) {
 			rc |= set(rj, ln, COL_TRIM,
-				  step_word(fs->trim_rc, res->trim_done, res->dry_run));
+				  res->trim_stopped ?
+					  "interrupted" :
+					  step_word(fs->trim_rc, res->trim_done,
+						    res->dry_run));
 			if (res->trim_done)
 				rc |= set_u64(rj, ln, COL_TRIMMED, res->trimmed);
+			if (res->trim_done && !res->dry_run)
+				rc |= set_u64(rj, ln, COL_TRIM_RANGES, res->trim_ranges);
+			if (res->trim_stopped) {
+				rc |= set_u64(rj, ln, COL_TRIM_STOPPED_AT, res->trim_pos);
+				rc |= set_u64(rj, ln, COL_TRIM_END, res->trim_end);
+			}
 			if (fs->trim_rc == 1)
 				reason = "the discard operation is not supported";
 			else if (fs->trim_rc < 0)
@@ -378,6 +393,8 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 				worst = res->retrim_rc;
 		}
 		status = worst < 0 ? "failed" : worst == 1 ? "unsupported" : "ok";
+		if (res->trim_stopped && worst >= 0)
+			status = "interrupted";
 		if (fs->error) {
 			status = "failed";
 			if (!*error)

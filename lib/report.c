@@ -17,6 +17,7 @@ static const char *erase_verb(enum journal_erase how)
 char *report_line(const struct fs_result *res, bool verbose)
 {
 	char size[SIZE_HUMAN_MAX], trim[96] = "", journal[128] = "", on[4096] = "";
+	char pos[SIZE_HUMAN_MAX], end[SIZE_HUMAN_MAX], stopped[96] = "";
 	char *line = NULL;
 	const char *iface = journal_iface_name(res->journal.iface);
 
@@ -54,12 +55,18 @@ char *report_line(const struct fs_result *res, bool verbose)
 						      "");
 	}
 
-	/* fstrim's line, then the journal after a comma */
+	if (res->trim_stopped)
+		snprintf(stopped, sizeof(stopped), ", interrupted at %s of %s",
+			 size_to_human(res->trim_pos, pos, sizeof(pos)),
+			 size_to_human(res->trim_end, end, sizeof(end)));
+
+	/* fstrim's line, then the journal after a comma, then where a trim stopped */
 	if (res->trim_done && res->journal_done) {
-		if (asprintf(&line, "%s: %s%s, %s", res->path, trim, on, journal) < 0)
+		if (asprintf(&line, "%s: %s%s, %s%s", res->path, trim, on, journal,
+			     stopped) < 0)
 			line = NULL;
-	} else if (asprintf(&line, "%s: %s%s", res->path, res->trim_done ? trim : journal,
-			    on) < 0) {
+	} else if (asprintf(&line, "%s: %s%s%s", res->path,
+			    res->trim_done ? trim : journal, on, stopped) < 0) {
 		line = NULL;
 	}
 	return line;
@@ -123,7 +130,7 @@ int main(void)
 {
 	struct fs_result r = { .path = "/mnt", .trim_done = true, .trimmed = 24111104 };
 
-	printf("1..14\n");
+	printf("1..16\n");
 	check_line(&r, false, NULL);
 	check_line(&r, true, "/mnt: 23 MiB (24111104 bytes) trimmed");
 	r.device = "/dev/loop0";
@@ -160,6 +167,18 @@ int main(void)
 	r.journal_done = false;
 	r.device = NULL;
 	check_line(&r, false, "/mnt: 0 B (dry run) trimmed");
+
+	r = (struct fs_result){ .path = "/big",
+				.device = "/dev/sdb1",
+				.trim_done = true,
+				.trimmed = 5368709120ULL,
+				.trim_stopped = true,
+				.trim_pos = 12884901888ULL,
+				.trim_end = 68719476736ULL };
+	check_line(&r, false, NULL);
+	check_line(&r, true,
+		   "/big: 5 GiB (5368709120 bytes) trimmed on /dev/sdb1, "
+		   "interrupted at 12 GiB of 64 GiB");
 
 	check_status(0, 0, 0);
 	check_status(3, 0, 0);

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -29,5 +30,24 @@ int sysfs_blkdev_read_u64(dev_t dev, const char *attr, uint64_t *val)
 		return -EINVAL;
 	buf[len] = '\0';
 	*val = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+int sysfs_blkdev_name(dev_t dev, char *name, size_t size)
+{
+	char sysdir[64], link[PATH_MAX];
+	const char *base;
+	ssize_t n;
+
+	snprintf(sysdir, sizeof(sysdir), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+	n = readlink(sysdir, link, sizeof(link) - 1);
+	if (n < 0)
+		return -errno;
+	link[n] = '\0';
+	base = strrchr(link, '/');
+	base = base ? base + 1 : link;
+	if (strlen(base) >= size)
+		return -ENAMETOOLONG;
+	strcpy(name, base);
 	return 0;
 }
