@@ -28,13 +28,14 @@ teardown() {
 
 # ---- images whose free space is fragmented, in identical copies ----------
 
-# make_fragmented_image FILE SIZE_MB: ext4 with 4 KiB blocks whose free
-# space is broken up by files deleted in between kept ones.
+# make_fragmented_image FILE SIZE_MB [BLOCK_SIZE]: ext4 (4 KiB blocks by
+# default) whose free space is broken up by files deleted in between kept
+# ones.
 make_fragmented_image() {
 	local img=$1 i
 	truncate -s "${2}M" "$img"
-	mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
-		"$img" >/dev/null
+	mkfs.ext4 -q -F -b "${3:-4096}" \
+		-E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$img" >/dev/null
 	mkdir -p "$T/build"
 	mount -o loop "$img" "$T/build" || fail "mount of $img failed"
 	for ((i = 0; i < 120; i++)); do
@@ -163,7 +164,7 @@ restore_slowed_loops() {
 # bats test_tags=root
 @test "ranges: -o, -l and -m mid-group cover what one FITRIM covers" {
 	require_root
-	require_cmd fstrim
+	require_cmd fstrim jq
 	make_fragmented_image "$T/base.img" 1024
 	mount_copy "$T/base.img" one
 	mount_copy "$T/base.img" steps
@@ -182,6 +183,27 @@ restore_slowed_loops() {
 	# an offset past the end is the kernel's error, as for one call
 	run -1 --separate-stderr "$FSTRIM_EXT" --step 1 -o 2G "$T/steps"
 	[[ $stderr == *"FITRIM ioctl failed: Invalid argument"* ]] || fail "stderr: $stderr"
+}
+
+# With 1 KiB blocks a group is 8 MiB and the first one starts at block 1,
+# not 0: the ranges must follow.
+# bats test_tags=root
+@test "ranges: 1 KiB blocks, -o and -l mid-group, as one FITRIM" {
+	require_root
+	require_cmd fstrim jq
+	make_fragmented_image "$T/base.img" 600 1024
+	mount_copy "$T/base.img" one
+	mount_copy "$T/base.img" steps
+	local -a range=(-o 3000000 -l 300000000)
+
+	run -0 fstrim -v "${range[@]}" "$T/one"
+	local want
+	want=$(bytes_trimmed "$output")
+	[[ $want -gt 0 ]] || fail "fstrim trimmed nothing: $output"
+	run -0 --separate-stderr "$FSTRIM_EXT" -J --step 1 "${range[@]}" "$T/steps"
+	[[ $(jq -r '.filesystems[0].trimmed' <<<"$output") == "$want" ]] ||
+		fail "ranges: $output, fstrim: $want"
+	[[ $(jq -r '.filesystems[0].trim_ranges' <<<"$output") -ge 30 ]] || fail "$output"
 }
 
 # ext4 skips a group it remembers as trimmed unless the minimum is lower
