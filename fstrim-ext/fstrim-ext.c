@@ -647,6 +647,9 @@ static int fstrim_all(struct fstrim_control *ctl)
 	int rc;
 
 	rc = mounts_select(&opts, &list, &failed);
+	/* what the table's parser said is about the run, not the first filesystem */
+	if (ctl->json)
+		report_json_run_warnings(ctl->json);
 	if (rc < 0) {
 		note(ctl, "failed to parse %s: %s", failed ? failed : ctl->tables,
 		     strerror(-rc));

@@ -31,6 +31,7 @@ struct report_json_fs {
 	int trim_rc; /* 0, 1 unsupported, or -errno */
 	int journal_rc; /* 0, 1 unsupported, or -errno */
 	const char *refused; /* why the filesystem was not touched, or NULL */
+	const char *skipped; /* why a table entry was not chosen, or NULL */
 	const char *error; /* what stopped the work on it (cannot open,
 					 * syncfs failed), or NULL */
 	const struct audit_result *audit; /* NULL without --audit */
@@ -46,6 +47,9 @@ struct report_json *report_json_new(bool with_audit);
  */
 int report_json_warning(struct report_json *rj, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* The warnings given so far are about the run, not the next filesystem. */
+void report_json_run_warnings(struct report_json *rj);
 
 /* Add one filesystem; @res->path is its target. Returns 0 or -errno. */
 int report_json_add(struct report_json *rj, const struct fs_result *res,

@@ -122,6 +122,8 @@ struct report_json {
 	bool with_audit;
 	char *pending; /* warnings for the next line, '\n'-separated */
 	size_t pending_len;
+	char *run; /* warnings about the run itself */
+	size_t run_len;
 };
 
 void report_json_free(struct report_json *rj)
@@ -130,6 +132,7 @@ void report_json_free(struct report_json *rj)
 		return;
 	scols_unref_table(rj->table);
 	free(rj->pending);
+	free(rj->run);
 	free(rj);
 }
 
@@ -204,11 +207,105 @@ int report_json_warning(struct report_json *rj, const char *fmt, ...)
 	return rc;
 }
 
+void report_json_run_warnings(struct report_json *rj)
+{
+	char *save = NULL, *w;
+
+	if (!rj->pending)
+		return;
+	for (w = strtok_r(rj->pending, "\n", &save); w; w = strtok_r(NULL, "\n", &save))
+		list_append(&rj->run, &rj->run_len, w);
+	free(rj->pending);
+	rj->pending = NULL;
+	rj->pending_len = 0;
+}
+
+/* Length of the valid UTF-8 sequence at @s (RFC 3629), or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		/* no overlong forms, no UTF-16 surrogates */
+		if (s[0] == 0xe0)
+			lo = 0xa0;
+		else if (s[0] == 0xed)
+			hi = 0x9f;
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
+	}
+	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		/* no overlong forms, nothing above U+10FFFF */
+		if (s[0] == 0xf0)
+			lo = 0x90;
+		else if (s[0] == 0xf4)
+			hi = 0x8f;
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 &&
+				       (s[3] & 0xc0) == 0x80 ?
+			       4 :
+			       0;
+	}
+	return 0;
+}
+
+/*
+ * JSON text is UTF-8, and a path need not be: a byte that is not part
+ * of valid UTF-8 becomes "\xNN", as findmnt and lsblk print such bytes,
+ * and a backslash before an "x" becomes "\x5c" so that the escape
+ * cannot be mistaken. NULL when @val needs no change or on ENOMEM
+ * (*err set then).
+ */
+static char *utf8_safe(const char *val, int *err)
+{
+	const unsigned char *p = (const unsigned char *)val;
+	size_t n, len = 0, i;
+	char *out, *o;
+
+	*err = 0;
+	for (i = 0; p[i]; i += n) {
+		n = utf8_len(p + i);
+		if (!n || (p[i] == '\\' && p[i + 1] == 'x'))
+			break;
+	}
+	if (!p[i])
+		return NULL;
+	len = strlen(val);
+	out = malloc(len * 4 + 1);
+	if (!out) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (o = out, i = 0; p[i]; i += n) {
+		n = utf8_len(p + i);
+		if (!n || (p[i] == '\\' && p[i + 1] == 'x')) {
+			o += sprintf(o, "\\x%02x", p[i]);
+			n = 1;
+		} else {
+			memcpy(o, p + i, n);
+			o += n;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
 static int set(struct report_json *rj, struct libscols_line *ln, int col, const char *val)
 {
+	char *safe;
+	int rc;
+
 	if (!rj->cols[col] || !val)
 		return 0;
-	return scols_line_set_column_data(ln, rj->cols[col], val) ? -ENOMEM : 0;
+	safe = utf8_safe(val, &rc);
+	if (rc)
+		return rc;
+	rc = scols_line_set_column_data(ln, rj->cols[col], safe ? safe : val) ? -ENOMEM :
+										0;
+	free(safe);
+	return rc;
 }
 
 static int set_u64(struct report_json *rj, struct libscols_line *ln, int col,
@@ -346,6 +443,9 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 	if (fs->refused) {
 		status = "refused";
 		reason = fs->refused;
+	} else if (fs->skipped) {
+		status = "skipped";
+		reason = fs->skipped;
 	} else {
 		if (fs->trim_asked) {
 			rc |= set(rj, ln, COL_TRIM,
@@ -417,8 +517,12 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 }
 
 /* A JSON string, for the few members written outside libsmartcols. */
-static void put_json_string(FILE *out, const char *s)
+static void put_json_string(FILE *out, const char *str)
 {
+	int err;
+	char *safe = utf8_safe(str, &err);
+	const char *s = safe ? safe : str;
+
 	fputc('"', out);
 	for (; *s; s++) {
 		unsigned char c = *s;
@@ -435,6 +539,44 @@ static void put_json_string(FILE *out, const char *s)
 			fputc(c, out);
 	}
 	fputc('"', out);
+	free(safe);
+}
+
+/*
+ * The document as libsmartcols printed it, but with "[]" for an empty
+ * list: libsmartcols 2.38 prints a list cell with no items as [null].
+ */
+static void put_document(FILE *out, const char *doc, size_t len)
+{
+	bool in_string = false;
+	size_t i, j;
+
+	for (i = 0; i < len; i++) {
+		char c = doc[i];
+
+		if (in_string) {
+			fputc(c, out);
+			if (c == '\\' && i + 1 < len)
+				fputc(doc[++i], out);
+			else if (c == '"')
+				in_string = false;
+			continue;
+		}
+		if (c == '"')
+			in_string = true;
+		if (c == '[') {
+			j = i + 1 + strspn(doc + i + 1, " \n");
+			if (!strncmp(doc + j, "null", 4)) {
+				j += 4 + strspn(doc + j + 4, " \n");
+				if (doc[j] == ']') {
+					fputs("[]", out);
+					i = j;
+					continue;
+				}
+			}
+		}
+		fputc(c, out);
+	}
 }
 
 int report_json_print(struct report_json *rj, int exit_status, FILE *out)
@@ -458,24 +600,23 @@ int report_json_print(struct report_json *rj, int exit_status, FILE *out)
 	}
 	while (end > doc && (end[-1] == '\n' || end[-1] == ' '))
 		end--;
-	fwrite(doc, 1, (size_t)(end - doc), out);
+	put_document(out, doc, (size_t)(end - doc));
 	free(doc);
 
+	/* what no filesystem followed is about the run too */
+	report_json_run_warnings(rj);
 	fputs(",\n   \"warnings\": [", out);
-	if (rj->pending) {
+	if (rj->run) {
 		char *save = NULL, *w;
 		bool first = true;
 
-		for (w = strtok_r(rj->pending, "\n", &save); w;
+		for (w = strtok_r(rj->run, "\n", &save); w;
 		     w = strtok_r(NULL, "\n", &save)) {
 			fputs(first ? "\n      " : ",\n      ", out);
 			put_json_string(out, w);
 			first = false;
 		}
 		fputs("\n   ", out);
-		free(rj->pending);
-		rj->pending = NULL;
-		rj->pending_len = 0;
 	}
 	fprintf(out, "],\n   \"status\": %d\n}\n", exit_status);
 	return ferror(out) ? -EIO : 0;

@@ -202,3 +202,58 @@ remount_test_fs() {
 	assert_equal "fstrim-ext: $(json_of "$JSON" '.warnings[0]')" "$stderr"
 	assert_equal "$(json_of "$JSON" '.status')" 32
 }
+
+# Every document fstrim-ext printed in this test must parse with jq and
+# with Python's strict parser, and hold no list with a null in it.
+assert_strict_json() {
+	python3 -m json.tool "$1" >/dev/null || fail "python3 -m json.tool rejects: $(cat -v "$1")"
+	jq -e . "$1" >/dev/null || fail "jq rejects: $(cat -v "$1")"
+	assert_equal "$(jq '[.. | arrays | select(any(. == null))] | length' "$1")" 0
+}
+
+# bats test_tags=root
+@test "-J: a table's parse warnings are the run's; empty lists are []" {
+	require_root
+	require_cmd python3
+	local tab="$BATS_TEST_TMPDIR/fstab"
+	make_loop_fs ext4 64 -b 4096
+	printf '%s\n' "this line is not a table line at all 0 0 0 0 x" \
+		"$LOOPDEV $MNT ext4 defaults 0 0" >"$tab"
+
+	run_json --json -n -I "$tab"
+	assert_equal "$status" 0
+	assert_strict_json "$JSON"
+	assert_equal "fstrim-ext: $(json_of "$JSON" '.warnings[0]')" "$stderr"
+	assert_equal "$(json_of "$JSON" '.warnings | length')" 1
+	assert_equal "$(json_of "$JSON" '.filesystems[0].target')" "$MNT"
+	assert_equal "$(json_of "$JSON" '.filesystems[0].warnings | tojson')" "[]"
+
+	run_json --json -n "$MNT"
+	assert_strict_json "$JSON"
+	assert_equal "$(json_of "$JSON" '.filesystems[0].warnings | tojson')" "[]"
+	assert_equal "$(json_of "$JSON" '.warnings | tojson')" "[]"
+}
+
+# bats test_tags=root
+@test "-J: a mountpoint whose name is not UTF-8 is escaped so that strict parsers accept it" {
+	require_root
+	require_cmd python3
+	local dir
+	dir="$BATS_TEST_TMPDIR/bad"$'\xff\xfe'"name"'\x41'
+	make_loop_fs ext4 64 -b 4096
+	mkdir "$dir"
+	umount "$MNT"
+	track_mount "$LOOPDEV" "$dir"
+
+	run_json --json -v --journal "$dir"
+	assert_equal "$status" 0
+	assert_strict_json "$JSON"
+	assert_equal "$(json_of "$JSON" '.filesystems[0].target')" "$BATS_TEST_TMPDIR/bad\\xff\\xfename\\x5cx41"
+	assert_equal "$(json_of "$JSON" '.filesystems[0].journal')" "done"
+
+	printf '%s\n' "$LOOPDEV $dir ext4 defaults 0 0" >"$BATS_TEST_TMPDIR/fstab"
+	run_json --json -n -I "$BATS_TEST_TMPDIR/fstab"
+	assert_strict_json "$JSON"
+	assert_equal "$(json_of "$JSON" '[.filesystems[].target] | join(" ")')" \
+		"$BATS_TEST_TMPDIR/bad\\xff\\xfename\\x5cx41"
+}
