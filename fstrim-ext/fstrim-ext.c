@@ -526,11 +526,12 @@ static int open_and_process(struct fstrim_control *ctl, const char *path,
 	}
 	/*
 	 * -a, -A and -I (the callers that name a device) choose writable
-	 * filesystems only; one remounted read-only since is left alone too:
+	 * filesystems when a step writes (all but --audit alone); one
+	 * remounted read-only since is left alone too:
 	 * FITRIM and the journal checkpoint would still write to it. A
 	 * read-only view of a writable filesystem is no reason to stop.
 	 */
-	if (device && fs_is_readonly(fd, mnt_id)) {
+	if (device && (!ctl->audit || ctl->journal) && fs_is_readonly(fd, mnt_id)) {
 		note(ctl, "%s: remounted read-only after it was chosen; not trimmed",
 		     path);
 		report_not_done(ctl, path, source, fstype, NULL,
@@ -593,16 +594,33 @@ static int fstrim_path(struct fstrim_control *ctl, const char *path)
 	case PATH_OK:
 		break;
 	case PATH_INSIDE:
-		snprintf(why_text, sizeof(why_text),
-			 "not the root of a filesystem (mounted on %s)", why.mountpoint);
+		if (why.mountpoint)
+			snprintf(why_text, sizeof(why_text),
+				 "not the root of a filesystem (mounted on %s)",
+				 why.mountpoint);
+		else
+			snprintf(why_text, sizeof(why_text),
+				 "not the root of a filesystem");
 		break;
 	case PATH_BIND_SUBDIR:
-		snprintf(why_text, sizeof(why_text),
-			 "not the root of a filesystem (bind mount of %s from %s)",
-			 why.root, why.source);
+		if (why.root)
+			snprintf(
+				why_text, sizeof(why_text),
+				"not the root of a filesystem (bind mount of %s from %s)",
+				why.root, why.source);
+		else
+			snprintf(
+				why_text, sizeof(why_text),
+				"not the root of a filesystem (a bind mount of a directory)");
 		break;
 	case PATH_NOT_MOUNTED:
 		snprintf(why_text, sizeof(why_text), "not the root of a filesystem");
+		break;
+	case PATH_UNPROVEN:
+		snprintf(why_text, sizeof(why_text),
+			 "cannot tell whether it is the root of a filesystem without %s "
+			 "(mount /proc)",
+			 PATH_MOUNTINFO);
 		break;
 	}
 	if (why.refusal != PATH_OK) {
@@ -612,8 +630,8 @@ static int fstrim_path(struct fstrim_control *ctl, const char *path)
 	}
 
 	/* one path: its source goes to --json only, fstrim prints no " on DEVICE" */
-	rc = open_and_process(ctl, path, fs.target, fs.mnt_id, fs.dev, NULL, fs.source,
-			      fs.fstype);
+	rc = open_and_process(ctl, path, fs.mountpoint, fs.mnt_id, fs.dev, NULL,
+			      fs.source, fs.fstype);
 	fs_entry_free(&fs);
 	if (stop_signal) {
 		note(ctl, "interrupted by %s", stop_signal_name());
@@ -631,18 +649,50 @@ static void report_parse_error(const char *file, int line, void *arg)
 	note(arg, "%s: parse error at line %d -- ignored", file, line);
 }
 
+/*
+ * An entry of the table that looks like a block-device filesystem and
+ * was not chosen: with --verbose or --json, why. One that could not be
+ * looked at is a failure, reported as one that cannot be opened is.
+ */
+static int report_skipped(const struct fstrim_control *ctl, const struct fs_skipped *sk)
+{
+	struct fs_result res = { .path = sk->target, .dry_run = ctl->dryrun };
+	struct report_json_fs jf = {
+		.fstype = sk->fstype,
+		.source = sk->source,
+		.skipped = sk->reason,
+	};
+	char error[256];
+
+	if (sk->error) {
+		note(ctl, "cannot open %s: %s", sk->target, strerror(sk->error));
+		snprintf(error, sizeof(error), "cannot open: %s", strerror(sk->error));
+		report_not_done(ctl, sk->target, sk->source, sk->fstype, NULL, error);
+		return -sk->error;
+	}
+	if (ctl->json)
+		report_fs(ctl, &res, &jf);
+	else if (ctl->verbose)
+		printf("%s: skipped: %s\n", sk->target, sk->reason);
+	return 0;
+}
+
 static int fstrim_all(struct fstrim_control *ctl)
 {
+	/* a table entry is chosen when any step asked for can work on it */
 	struct select_opts opts = {
 		.tables = ctl->tables,
 		.types = ctl->types,
 		.parse_error = report_parse_error,
 		.arg = ctl,
+		.need_discard = !ctl->audit &&
+				!(ctl->journal && ctl->erase == JOURNAL_ERASE_ZEROOUT),
+		.need_writable = !ctl->audit || ctl->journal,
 	};
 	unsigned int tried = 0, failed_count = 0;
 	struct fs_list list;
 	char why[64];
-	const char *failed;
+	char *failed;
 	size_t i;
 	int rc;
 
@@ -653,6 +703,7 @@ static int fstrim_all(struct fstrim_control *ctl)
 	if (rc < 0) {
 		note(ctl, "failed to parse %s: %s", failed ? failed : ctl->tables,
 		     strerror(-rc));
+		free(failed);
 		return EXIT_ALL_FAILED;
 	}
 	if (rc == SELECT_NO_TABLE) {
@@ -664,6 +715,12 @@ static int fstrim_all(struct fstrim_control *ctl)
 		return EXIT_ALL_FAILED;
 	}
 
+	for (i = 0; i < list.nskipped; i++) {
+		if (report_skipped(ctl, &list.skipped[i]) < 0) {
+			tried++;
+			failed_count++;
+		}
+	}
 	for (i = 0; i < list.count; i++) {
 		const struct fs_entry *fs = &list.entries[i];
 
@@ -677,7 +734,7 @@ static int fstrim_all(struct fstrim_control *ctl)
 			continue;
 		}
 		tried++;
-		if (open_and_process(ctl, fs->target, fs->target, fs->mnt_id, fs->dev,
+		if (open_and_process(ctl, fs->target, fs->mountpoint, fs->mnt_id, fs->dev,
 				     fs->source, fs->source, fs->fstype) < 0)
 			failed_count++;
 	}

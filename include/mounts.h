@@ -9,15 +9,27 @@
 /* One filesystem chosen for trimming, as the live mount table shows it. */
 struct fs_entry {
 	char *target; /* mountpoint, as named by the table it came from */
+	char *mountpoint; /* the same, canonical: the path that is opened */
 	char *source; /* device path; for a single path only reported */
 	char *fstype;
 	int mnt_id; /* mount ID in /proc/self/mountinfo */
 	dev_t dev; /* st_dev of its root when it was chosen */
 };
 
+/* An entry of a table that looks like a block-device filesystem, not chosen. */
+struct fs_skipped {
+	char *target; /* as the table names it */
+	char *source; /* the device, or the table's source when unresolved */
+	char *fstype;
+	char *reason; /* why it was not chosen, for "TARGET: skipped: REASON" */
+	int error; /* an errno when it could not be looked at (a failure), else 0 */
+};
+
 struct fs_list {
 	struct fs_entry *entries; /* in the order they are to be trimmed */
 	size_t count;
+	struct fs_skipped *skipped; /* in table order */
+	size_t nskipped;
 };
 
 /* Why a single path was refused. */
@@ -26,6 +38,7 @@ enum path_refusal {
 	PATH_INSIDE, /* a directory inside a filesystem */
 	PATH_BIND_SUBDIR, /* the root of a bind mount of a subdirectory */
 	PATH_NOT_MOUNTED, /* no mountinfo entry covers it */
+	PATH_UNPROVEN, /* no mount table, and statx cannot tell */
 };
 
 struct path_lookup {
@@ -36,9 +49,11 @@ struct path_lookup {
 };
 
 /*
- * Find the mount a user-given directory is the root of. @path must
- * name an existing directory. Returns 0 and fills @fs, or fills
- * @why->refusal; -errno if the mount table cannot be read.
+ * Find the mount a user-given directory is the root of, by the mount
+ * ID of what the path reaches (a later entry of the same mountpoint may
+ * be tucked under it). @path must name an existing directory. Without
+ * /proc, statx alone decides where it can (see the README). Returns 0
+ * and fills @fs, or fills @why->refusal; -errno on other errors.
  */
 int mounts_lookup_path(const char *path, struct fs_entry *fs, struct path_lookup *why);
 void path_lookup_free(struct path_lookup *why);
@@ -47,6 +62,8 @@ struct select_opts {
 	const char *tables; /* colon-separated list of mount tables */
 	const char *types; /* mount -t pattern, or NULL */
 	const char *mountinfo; /* live table; NULL means /proc/self/mountinfo */
+	bool need_discard; /* a requested step needs the device to discard */
+	bool need_writable; /* a requested step writes to the filesystem */
 	/* called for each line of a table that cannot be parsed */
 	void (*parse_error)(const char *file, int line, void *arg);
 	void *arg;
@@ -61,10 +78,16 @@ enum select_status {
 /*
  * Choose the filesystems of the first non-empty table in opts->tables,
  * with fstrim's rules (see the README for where they differ). Returns
- * a select_status, or -errno; on failure *failed names the file.
+ * a select_status, or -errno; on failure *failed names the file (the
+ * caller frees it). Entries not chosen are in list->skipped.
  */
-int mounts_select(const struct select_opts *opts, struct fs_list *list,
-		  const char **failed);
+int mounts_select(const struct select_opts *opts, struct fs_list *list, char **failed);
+
+/*
+ * The mount ID of an open file: from statx, or on kernels before 5.8
+ * from /proc/self/fdinfo. Returns it, or -errno.
+ */
+int mounts_fd_mnt_id(int fd);
 
 /*
  * Whether the filesystem of mount @mnt_id is read-only itself (its

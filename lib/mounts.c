@@ -11,15 +11,18 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <blkid.h>
 #include <libmount.h>
+#include <linux/magic.h>
 
 #include "mounts.h"
 #include "sysfs.h"
@@ -27,6 +30,8 @@
 #define PATH_MOUNTINFO "/proc/self/mountinfo"
 #define PATH_FSTAB "/etc/fstab"
 
+/* the root directory of an ext2/3/4 filesystem */
+#define EXT4_ROOT_INO 2
 /* btrfs gives every subvolume root this inode number */
 #define BTRFS_SUBVOL_ROOT_INO 256
 
@@ -50,9 +55,18 @@ void fs_entry_free(struct fs_entry *fs)
 	if (!fs)
 		return;
 	free(fs->target);
+	free(fs->mountpoint);
 	free(fs->source);
 	free(fs->fstype);
 	memset(fs, 0, sizeof(*fs));
+}
+
+static void fs_skipped_free(struct fs_skipped *sk)
+{
+	free(sk->target);
+	free(sk->source);
+	free(sk->fstype);
+	free(sk->reason);
 }
 
 void fs_list_free(struct fs_list *list)
@@ -61,9 +75,11 @@ void fs_list_free(struct fs_list *list)
 
 	for (i = 0; i < list->count; i++)
 		fs_entry_free(&list->entries[i]);
+	for (i = 0; i < list->nskipped; i++)
+		fs_skipped_free(&list->skipped[i]);
 	free(list->entries);
-	list->entries = NULL;
-	list->count = 0;
+	free(list->skipped);
+	memset(list, 0, sizeof(*list));
 }
 
 void path_lookup_free(struct path_lookup *why)
@@ -74,11 +90,62 @@ void path_lookup_free(struct path_lookup *why)
 	memset(why, 0, sizeof(*why));
 }
 
+/* /proc/self/fdinfo has had "mnt_id:" since Linux 3.15. */
+static int fdinfo_mnt_id(int fd)
+{
+	char path[64], line[128];
+	int id = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "mnt_id: %d", &id) == 1)
+			break;
+	fclose(f);
+	return id;
+}
+
+int mounts_fd_mnt_id(int fd)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID))
+		return (int)stx.stx_mnt_id;
+	return fdinfo_mnt_id(fd);
+}
+
+/*
+ * statx of what @path reaches, with its mount ID. Kernels before 5.8
+ * have no STATX_MNT_ID: then the ID comes from a descriptor's fdinfo.
+ */
+static int stat_path(const char *path, struct statx *stx, int *mnt_id)
+{
+	int fd;
+
+	if (statx(AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_TYPE | STATX_INO | STATX_MNT_ID,
+		  stx) != 0)
+		return -errno;
+	if (stx->stx_mask & STATX_MNT_ID) {
+		*mnt_id = (int)stx->stx_mnt_id;
+		return 0;
+	}
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*mnt_id = fdinfo_mnt_id(fd);
+	close(fd);
+	return *mnt_id < 0 ? *mnt_id : 0;
+}
+
 /*
  * Whether a mount shows the root of its filesystem. A btrfs subvolume
  * mount is one: the whole filesystem is trimmed through it.
  */
-static bool is_filesystem_root(struct libmnt_fs *fs, const char *target)
+static bool is_filesystem_root(struct libmnt_fs *fs, const char *mountpoint)
 {
 	const char *root = mnt_fs_get_root(fs);
 	struct stat st;
@@ -87,47 +154,45 @@ static bool is_filesystem_root(struct libmnt_fs *fs, const char *target)
 		return true;
 	if (!mnt_fs_match_fstype(fs, "btrfs"))
 		return false;
-	return stat(target, &st) == 0 && st.st_ino == BTRFS_SUBVOL_ROOT_INO;
+	return stat(mountpoint, &st) == 0 && st.st_ino == BTRFS_SUBVOL_ROOT_INO;
 }
 
-static int dup_entry(struct libmnt_fs *fs, const char *target, const char *source,
-		     struct fs_entry *out)
+static int dup_entry(struct libmnt_fs *fs, const char *target, const char *mountpoint,
+		     const char *source, struct fs_entry *out)
 {
 	const char *fstype = mnt_fs_get_fstype(fs);
 
 	memset(out, 0, sizeof(*out));
 	out->target = strdup(target);
+	out->mountpoint = strdup(mountpoint);
 	out->source = source ? strdup(source) : NULL;
 	out->fstype = strdup(fstype ? fstype : "");
 	out->mnt_id = mnt_fs_get_id(fs);
-	if (!out->target || !out->fstype || (source && !out->source)) {
+	if (!out->target || !out->mountpoint || !out->fstype ||
+	    (source && !out->source)) {
 		fs_entry_free(out);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-/* The device of what is mounted at @target now. */
-static int root_dev(const char *target, dev_t *dev)
-{
-	struct statx stx;
-
-	if (statx(AT_FDCWD, target, AT_NO_AUTOMOUNT, STATX_TYPE, &stx) != 0)
-		return -errno;
-	*dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-	return 0;
-}
-
-static struct libmnt_table *read_table(const char *file)
+/* A table, or NULL with *err set. */
+static struct libmnt_table *read_table(const char *file, int *err)
 {
 	struct libmnt_table *tab = mnt_new_table();
+	int rc;
 
-	if (!tab)
+	if (!tab) {
+		*err = -ENOMEM;
 		return NULL;
-	if (mnt_table_parse_file(tab, file) != 0) {
+	}
+	rc = mnt_table_parse_file(tab, file);
+	if (rc != 0) {
+		*err = rc < 0 ? rc : -EINVAL;
 		mnt_unref_table(tab);
 		return NULL;
 	}
+	*err = 0;
 	return tab;
 }
 
@@ -139,25 +204,96 @@ static bool is_readonly_fs(struct libmnt_fs *live)
 	return opts && mnt_optstr_get_option(opts, "ro", NULL, NULL) == 0;
 }
 
+static struct libmnt_fs *find_by_id(struct libmnt_table *tab, int id)
+{
+	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_BACKWARD);
+	struct libmnt_fs *fs, *found = NULL;
+
+	while (itr && mnt_table_next_fs(tab, itr, &fs) == 0) {
+		if (mnt_fs_get_id(fs) == id) {
+			found = fs;
+			break;
+		}
+	}
+	mnt_free_iter(itr);
+	return found;
+}
+
+/* What statx can prove without a mount table: the root of an ext2/3/4 or btrfs. */
+static int lookup_by_statx(const char *rpath, struct fs_entry *fs,
+			   struct path_lookup *why)
+{
+	const char *fstype;
+	struct statfs sfs;
+	struct statx stx;
+	uint64_t root_ino;
+
+	if (statx(AT_FDCWD, rpath, AT_NO_AUTOMOUNT, STATX_TYPE | STATX_INO | STATX_MNT_ID,
+		  &stx) != 0 ||
+	    statfs(rpath, &sfs) != 0)
+		return -errno;
+	if (!(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+	    !(stx.stx_mask & STATX_MNT_ID)) {
+		why->refusal = PATH_UNPROVEN;
+		return 0;
+	}
+	if (!(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT)) {
+		why->refusal = PATH_INSIDE;
+		return 0;
+	}
+	if (sfs.f_type == EXT4_SUPER_MAGIC) {
+		fstype = "ext4";
+		root_ino = EXT4_ROOT_INO;
+	} else if (sfs.f_type == BTRFS_SUPER_MAGIC) {
+		fstype = "btrfs";
+		root_ino = BTRFS_SUBVOL_ROOT_INO;
+	} else {
+		why->refusal = PATH_UNPROVEN;
+		return 0;
+	}
+	if (stx.stx_ino != root_ino) {
+		why->refusal = PATH_BIND_SUBDIR;
+		return 0;
+	}
+	fs->target = strdup(rpath);
+	fs->mountpoint = strdup(rpath);
+	fs->fstype = strdup(fstype);
+	fs->mnt_id = (int)stx.stx_mnt_id;
+	fs->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	if (!fs->target || !fs->mountpoint || !fs->fstype) {
+		fs_entry_free(fs);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int mounts_lookup_path(const char *path, struct fs_entry *fs, struct path_lookup *why)
 {
 	struct libmnt_table *tab;
 	struct libmnt_fs *mnt;
+	struct statx stx;
 	char *rpath;
-	int rc = 0;
+	int rc, id;
 
 	memset(why, 0, sizeof(*why));
+	memset(fs, 0, sizeof(*fs));
 	rpath = realpath(path, NULL);
 	if (!rpath)
 		return -errno;
-	tab = read_table(PATH_MOUNTINFO);
+	tab = read_table(PATH_MOUNTINFO, &rc);
 	if (!tab) {
+		/* no /proc: a rescue shell or a chroot */
+		if (rc == -ENOENT)
+			rc = lookup_by_statx(rpath, fs, why);
 		free(rpath);
-		return -errno ? -errno : -EINVAL;
+		return rc;
 	}
+	rc = stat_path(rpath, &stx, &id);
+	if (rc)
+		goto out;
 
-	/* the last entry for a mountpoint is the one on top */
-	mnt = mnt_table_find_mountpoint(tab, rpath, MNT_ITER_BACKWARD);
+	/* by the mount the path reaches: a later entry may be tucked under it */
+	mnt = find_by_id(tab, id);
 	if (!mnt) {
 		why->refusal = PATH_NOT_MOUNTED;
 	} else if (!mnt_fs_streq_target(mnt, rpath)) {
@@ -173,13 +309,13 @@ int mounts_lookup_path(const char *path, struct fs_entry *fs, struct path_lookup
 						     "?");
 	} else {
 		/* the source is for reports; no " on DEVICE" for a single path */
-		rc = dup_entry(mnt, rpath, mnt_fs_get_srcpath(mnt), fs);
-		if (!rc)
-			rc = root_dev(rpath, &fs->dev);
-		if (rc)
-			fs_entry_free(fs);
+		rc = dup_entry(mnt, rpath, rpath, mnt_fs_get_srcpath(mnt), fs);
+		if (!rc) {
+			fs->mnt_id = id;
+			fs->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+		}
 	}
-
+out:
 	mnt_unref_table(tab);
 	free(rpath);
 	return rc;
@@ -187,21 +323,15 @@ int mounts_lookup_path(const char *path, struct fs_entry *fs, struct path_lookup
 
 int mounts_fs_readonly(int mnt_id)
 {
-	struct libmnt_table *tab = read_table(PATH_MOUNTINFO);
-	struct libmnt_iter *itr;
+	struct libmnt_table *tab;
 	struct libmnt_fs *fs;
-	int rc = -ENOENT;
+	int rc;
 
+	tab = read_table(PATH_MOUNTINFO, &rc);
 	if (!tab)
-		return -EINVAL;
-	itr = mnt_new_iter(MNT_ITER_BACKWARD);
-	while (itr && mnt_table_next_fs(tab, itr, &fs) == 0) {
-		if (mnt_fs_get_id(fs) == mnt_id) {
-			rc = is_readonly_fs(fs);
-			break;
-		}
-	}
-	mnt_free_iter(itr);
+		return rc;
+	fs = find_by_id(tab, mnt_id);
+	rc = fs ? is_readonly_fs(fs) : -ENOENT;
 	mnt_unref_table(tab);
 	return rc;
 }
@@ -216,8 +346,13 @@ struct candidate {
 	int live_id; /* mount ID seen at the target now */
 	dev_t live_dev; /* and the device of its root */
 	bool dropped;
+	bool report; /* a block-device filesystem: say why when it is dropped */
+	char *mountpoint; /* the target made canonical, once looked at */
+	char *reason; /* why it was dropped */
+	int error; /* errno when it could not be looked at */
 	dev_t source_dev; /* of the source; 0 when not a block device */
-	bool discard_ok; /* the source can discard and is writable */
+	bool discard_ok; /* the source can discard */
+	bool ro_dev; /* the source is a read-only device */
 };
 
 struct selection {
@@ -230,7 +365,26 @@ struct selection {
 	struct libmnt_cache *cache;
 	bool is_fstab;
 	const char *types;
+	bool need_discard;
+	bool need_writable;
 };
+
+/* Drop a candidate; for one worth reporting, keep why. Returns false. */
+static bool __attribute__((format(printf, 3, 4)))
+drop(struct candidate *c, int error, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->dropped = true;
+	if (!c->report || c->reason)
+		return false;
+	c->error = error;
+	va_start(ap, fmt);
+	if (vasprintf(&c->reason, fmt, ap) < 0)
+		c->reason = NULL;
+	va_end(ap);
+	return false;
+}
 
 /* Length of a path without its trailing slashes, "/" kept. */
 static size_t path_len(const char *p)
@@ -293,7 +447,7 @@ static struct candidate **sorted_candidates(struct selection *sel,
 	return idx;
 }
 
-/* Keep one candidate per mountpoint: the last, a later mount hides an earlier one. */
+/* Keep one candidate per mountpoint of fstab: the last, as mount -a would mount it. */
 static int dedup_by_target(struct selection *sel)
 {
 	struct candidate **idx;
@@ -303,24 +457,39 @@ static int dedup_by_target(struct selection *sel)
 	if (!idx)
 		return -ENOMEM;
 
-	for (i = 0; i + 1 < n; i++)
+	for (i = 0; i + 1 < n; i++) {
+		/*
+		 * In a live table the mount IDs tell which one is seen there:
+		 * a mount propagated under another ("tucked") comes later in
+		 * mountinfo but is hidden. The live check sorts them out.
+		 */
+		if (mnt_fs_get_id(idx[i]->fs) > 0 && mnt_fs_get_id(idx[i + 1]->fs) > 0)
+			continue;
 		if (!cmp_paths(idx[i]->target, idx[i + 1]->target))
-			idx[i]->dropped = true; /* the next comes later in the table */
+			/* the next comes later in the table */
+			drop(idx[i], 0, "a later entry has the same mountpoint");
+	}
 	free(idx);
 	return 0;
 }
 
-static bool is_unwanted(const struct selection *sel, struct libmnt_fs *fs)
+/* Not a filesystem on a block device: dropped without a word, as fstrim does. */
+static bool is_not_blockdev_fs(struct libmnt_fs *fs)
 {
-	if (mnt_fs_is_pseudofs(fs) || mnt_fs_is_netfs(fs) || mnt_fs_is_swaparea(fs))
-		return true;
-	if (mnt_fs_match_fstype(fs, "autofs"))
-		return true;
-	if (mnt_fs_match_options(fs, "+X-fstrim.notrim"))
-		return true;
-	if (sel->types && !mnt_fs_match_fstype(fs, sel->types))
-		return true;
-	return false;
+	return mnt_fs_is_pseudofs(fs) || mnt_fs_is_netfs(fs) || mnt_fs_is_swaparea(fs) ||
+	       mnt_fs_match_fstype(fs, "autofs");
+}
+
+/* Worth a reason when dropped: a device path or a tag (UUID=, LABEL=) as source. */
+static bool looks_like_blockdev_fs(struct libmnt_fs *fs)
+{
+	const char *src = mnt_fs_get_srcpath(fs);
+
+	if (is_not_blockdev_fs(fs))
+		return false;
+	if (src)
+		return *src == '/';
+	return mnt_fs_get_tag(fs, NULL, NULL) == 0;
 }
 
 static int cmp_live_id(const void *pa, const void *pb)
@@ -354,6 +523,7 @@ static int index_live(struct selection *sel, const char *file, const char *mount
 	struct libmnt_iter *itr;
 	struct libmnt_fs *fs;
 	size_t n = 0;
+	int rc;
 
 	if (!mountinfo)
 		mountinfo = PATH_MOUNTINFO;
@@ -362,9 +532,9 @@ static int index_live(struct selection *sel, const char *file, const char *mount
 		mnt_ref_table(sel->tab);
 		sel->live = sel->tab;
 	} else {
-		sel->live = read_table(mountinfo);
+		sel->live = read_table(mountinfo, &rc);
 		if (!sel->live)
-			return -errno ? -errno : -EINVAL;
+			return rc;
 	}
 
 	sel->live_by_id =
@@ -383,26 +553,29 @@ static int index_live(struct selection *sel, const char *file, const char *mount
 }
 
 /*
- * Whether a device can discard and is writable. The queue attributes
- * live with the whole disk; "ro" with the partition itself. A device
- * that sysfs does not know is given the benefit of the doubt, as fstrim
- * does: FITRIM will tell.
+ * Whether a device can discard, and whether it is read-only. The queue
+ * attributes live with the whole disk; "ro" with the partition itself.
+ * A device that sysfs does not know is given the benefit of the doubt,
+ * as fstrim does: FITRIM will tell.
  */
-static bool has_discard(const char *devname)
+static void probe_device(const char *devname, bool *discard_ok, bool *ro_dev)
 {
 	uint64_t granularity = 0, ro = 0;
 	dev_t dev, disk = 0;
 	struct stat st;
 
+	*discard_ok = true;
+	*ro_dev = false;
 	if (stat(devname, &st) != 0 || !S_ISBLK(st.st_mode))
-		return true;
+		return;
 	dev = st.st_rdev;
 	if (blkid_devno_to_wholedisk(dev, NULL, 0, &disk) != 0 || !disk)
-		return true;
+		return;
 	if (sysfs_blkdev_read_u64(disk, "queue/discard_granularity", &granularity) != 0)
-		return false;
+		granularity = 0;
 	sysfs_blkdev_read_u64(dev, "ro", &ro);
-	return granularity > 0 && ro == 0;
+	*discard_ok = granularity > 0;
+	*ro_dev = ro != 0;
 }
 
 /*
@@ -418,36 +591,59 @@ static bool is_same_device(struct libmnt_fs *live, const struct candidate *c)
 	return c->source_dev == devno;
 }
 
+/* A mountpoint that cannot be reached: missing is a reason, anything else an error. */
+static bool drop_unreachable(struct candidate *c, int error)
+{
+	if (error == ENOENT || error == ENOTDIR)
+		return drop(c, 0, "not mounted (no directory %s)", c->target);
+	return drop(c, error, "%s", strerror(error));
+}
+
 /*
  * The checks that need the live system: the mount now visible at the
  * target must be the entry's own (for fstab: of the device it names),
- * show the root of its filesystem, be writable, a directory, and sit on
- * a device that can discard.
+ * show the root of its filesystem, be a directory, and, as the steps
+ * asked for need, be writable and sit on a device that can discard.
+ * The target is made canonical first: fstab may name it through a
+ * symbolic link or with "/./", as fstrim accepts.
  */
 static bool live_usable(struct selection *sel, struct candidate *c)
 {
-	struct statx stx;
+	int table_id = mnt_fs_get_id(c->fs), id, rc;
 	struct libmnt_fs *live;
-	int table_id = mnt_fs_get_id(c->fs);
+	struct statx stx;
 
-	if (statx(AT_FDCWD, c->target, AT_NO_AUTOMOUNT, STATX_TYPE | STATX_MNT_ID, &stx))
-		return false;
-	if (!(stx.stx_mask & STATX_MNT_ID) || !S_ISDIR(stx.stx_mode))
-		return false;
-	live = live_find(sel, (int)stx.stx_mnt_id);
-	if (!live || !mnt_fs_streq_target(live, c->target))
-		return false; /* not mounted there, or hidden by another mount */
-	if (table_id > 0 && table_id != (int)stx.stx_mnt_id)
-		return false; /* overmounted */
+	free(c->mountpoint);
+	c->mountpoint = realpath(c->target, NULL);
+	if (!c->mountpoint)
+		return drop_unreachable(c, errno);
+	rc = stat_path(c->mountpoint, &stx, &id);
+	if (rc)
+		return drop_unreachable(c, -rc);
+	if (!S_ISDIR(stx.stx_mode))
+		return drop(c, 0, "not a directory");
+	live = live_find(sel, id);
+	if (!live || !mnt_fs_streq_target(live, c->mountpoint))
+		return drop(c, 0, "not mounted");
+	if (table_id > 0 && table_id != id)
+		return drop(c, 0, "overmounted by another mount");
 	if (mnt_fs_match_fstype(live, "autofs"))
-		return false;
-	if (!is_filesystem_root(live, c->target) || is_readonly_fs(live))
-		return false;
+		return drop(c, 0, "an automount point, not mounted now");
+	if (!is_filesystem_root(live, c->mountpoint))
+		return drop(c, 0, "bind mount of %s, not the root of its filesystem",
+			    mnt_fs_get_root(live));
 	if (!is_same_device(live, c))
-		return false; /* fstab names another filesystem than the one there */
-	if (!c->discard_ok)
-		return false;
-	c->live_id = (int)stx.stx_mnt_id;
+		return drop(c, 0, "%s is mounted there, not %s",
+			    mnt_fs_get_source(live) ? mnt_fs_get_source(live) :
+						      "another device",
+			    c->source);
+	if (sel->need_writable && is_readonly_fs(live))
+		return drop(c, 0, "read-only filesystem");
+	if (sel->need_writable && c->ro_dev)
+		return drop(c, 0, "read-only device");
+	if (sel->need_discard && !c->discard_ok)
+		return drop(c, 0, "the device cannot discard");
+	c->live_id = id;
 	c->live_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 	return true;
 }
@@ -472,6 +668,8 @@ static int load_candidates(struct selection *sel)
 		c->dropped = !c->target;
 		if (c->dropped)
 			c->target = "";
+		else
+			c->report = looks_like_blockdev_fs(fs);
 	}
 	mnt_free_iter(itr);
 	sel->count = n;
@@ -514,8 +712,16 @@ static void apply_table_rules(struct selection *sel)
 
 		if (c->dropped)
 			continue;
-		if (is_unwanted(sel, c->fs)) {
+		if (is_not_blockdev_fs(c->fs)) {
 			c->dropped = true;
+			continue;
+		}
+		if (mnt_fs_match_options(c->fs, "+X-fstrim.notrim")) {
+			drop(c, 0, "X-fstrim.notrim is set");
+			continue;
+		}
+		if (sel->types && !mnt_fs_match_fstype(c->fs, sel->types)) {
+			drop(c, 0, "not of the types given with -t");
 			continue;
 		}
 		src = mnt_fs_get_srcpath(c->fs);
@@ -523,11 +729,44 @@ static void apply_table_rules(struct selection *sel)
 		if (!src && sel->cache && mnt_fs_get_source(c->fs))
 			src = mnt_resolve_spec(mnt_fs_get_source(c->fs), sel->cache);
 		if (!src || *src != '/') {
-			c->dropped = true;
+			if (!sel->cache)
+				/* fstrim resolves them only there too */
+				drop(c, 0, "%s is resolved only in %s",
+				     mnt_fs_get_source(c->fs), PATH_FSTAB);
+			else
+				drop(c, 0, "no device %s is found",
+				     mnt_fs_get_source(c->fs));
 			continue;
 		}
 		c->source = src;
 	}
+}
+
+static int collect_skipped(struct selection *sel, struct fs_list *list)
+{
+	size_t i, n = 0;
+
+	list->skipped = calloc(sel->count + 1, sizeof(*list->skipped));
+	if (!list->skipped)
+		return -ENOMEM;
+	for (i = 0; i < sel->count; i++) {
+		const struct candidate *c = &sel->cands[i];
+		struct fs_skipped *sk = &list->skipped[n];
+		const char *src = c->source ? c->source : mnt_fs_get_source(c->fs);
+		const char *fstype = mnt_fs_get_fstype(c->fs);
+
+		if (!c->dropped || !c->report)
+			continue;
+		sk->target = strdup(c->target);
+		sk->source = src ? strdup(src) : NULL;
+		sk->fstype = strdup(fstype ? fstype : "");
+		sk->reason = strdup(c->reason ? c->reason : "not usable");
+		sk->error = c->error;
+		list->nskipped = ++n;
+		if (!sk->target || !sk->fstype || !sk->reason || (src && !sk->source))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static int collect(struct selection *sel, struct fs_list *list)
@@ -544,15 +783,16 @@ static int collect(struct selection *sel, struct fs_list *list)
 
 		if (c->dropped)
 			continue;
-		rc = dup_entry(c->fs, c->target, c->source, &list->entries[n]);
+		rc = dup_entry(c->fs, c->target,
+			       c->mountpoint ? c->mountpoint : c->target, c->source,
+			       &list->entries[n]);
 		if (rc)
 			return rc;
 		list->entries[n].mnt_id = c->live_id;
 		list->entries[n].dev = c->live_dev;
-		n++;
+		list->count = ++n;
 	}
-	list->count = n;
-	return 0;
+	return collect_skipped(sel, list);
 }
 
 #ifdef TEST_PROGRAM_MOUNTS
@@ -586,7 +826,8 @@ static int select_per_device(struct selection *sel)
 		return -ENOMEM;
 
 	for (i = 0; i < n; i = j) {
-		bool found = false, discard_ok;
+		struct candidate *found = NULL;
+		bool discard_ok, ro_dev;
 		struct stat st;
 		dev_t dev = 0;
 
@@ -594,17 +835,22 @@ static int select_per_device(struct selection *sel)
 			;
 		if (stat(idx[i]->source, &st) == 0 && S_ISBLK(st.st_mode))
 			dev = st.st_rdev;
-		discard_ok = has_discard(idx[i]->source);
+		probe_device(idx[i]->source, &discard_ok, &ro_dev);
 
 		for (k = i; k < j; k++) {
 			struct candidate *c = idx[k];
 
 			c->source_dev = dev;
 			c->discard_ok = discard_ok;
-			if (found || !is_usable(sel, c))
-				c->dropped = true;
-			else
-				found = true;
+			c->ro_dev = ro_dev;
+			if (found && !cmp_paths(c->target, found->target))
+				drop(c, 0, "another mount of %s here is trimmed",
+				     c->source);
+			else if (found)
+				drop(c, 0, "%s is trimmed through %s", c->source,
+				     found->target);
+			else if (is_usable(sel, c))
+				found = c;
 		}
 	}
 	free(idx);
@@ -637,14 +883,27 @@ static int on_parse_error(struct libmnt_table *tb, const char *filename, int lin
 	return 1; /* skip the line */
 }
 
-int mounts_select(const struct select_opts *opts, struct fs_list *list,
-		  const char **failed)
+static void selection_free(struct selection *sel)
+{
+	size_t i;
+
+	for (i = 0; sel->cands && i < sel->count; i++) {
+		free(sel->cands[i].mountpoint);
+		free(sel->cands[i].reason);
+	}
+	free(sel->cands);
+	free(sel->live_by_id);
+	mnt_unref_table(sel->live);
+	mnt_unref_table(sel->tab);
+	mnt_unref_cache(sel->cache);
+}
+
+int mounts_select(const struct select_opts *opts, struct fs_list *list, char **failed)
 {
 	char *files, *file, *save = NULL;
 	int status = SELECT_NO_TABLE, rc = 0;
 
-	list->entries = NULL;
-	list->count = 0;
+	memset(list, 0, sizeof(*list));
 	*failed = NULL;
 
 	files = strdup(opts->tables);
@@ -653,7 +912,11 @@ int mounts_select(const struct select_opts *opts, struct fs_list *list,
 
 	for (file = strtok_r(files, ":", &save); file;
 	     file = strtok_r(NULL, ":", &save)) {
-		struct selection sel = { .types = opts->types };
+		struct selection sel = {
+			.types = opts->types,
+			.need_discard = opts->need_discard,
+			.need_writable = opts->need_writable,
+		};
 		struct stat st;
 
 		if (stat(file, &st) < 0 || !S_ISREG(st.st_mode))
@@ -666,9 +929,11 @@ int mounts_select(const struct select_opts *opts, struct fs_list *list,
 		}
 		mnt_table_set_userdata(sel.tab, (void *)opts);
 		mnt_table_set_parser_errcb(sel.tab, on_parse_error);
-		if (mnt_table_parse_file(sel.tab, file) != 0) {
-			rc = -errno ? -errno : -EINVAL;
-			*failed = opts->tables + (file - files);
+		rc = mnt_table_parse_file(sel.tab, file);
+		if (rc != 0) {
+			rc = rc < 0 ? rc : -EINVAL;
+			/* the file alone, not the rest of the list */
+			*failed = strdup(file);
 			mnt_unref_table(sel.tab);
 			break;
 		}
@@ -692,11 +957,7 @@ int mounts_select(const struct select_opts *opts, struct fs_list *list,
 		if (!rc)
 			rc = select_from_table(&sel, list);
 
-		free(sel.cands);
-		free(sel.live_by_id);
-		mnt_unref_table(sel.live);
-		mnt_unref_table(sel.tab);
-		mnt_unref_cache(sel.cache);
+		selection_free(&sel);
 		if (!rc)
 			status = SELECT_OK;
 		break; /* the first non-empty table is the one */
@@ -749,7 +1010,7 @@ static char *run_case(const char *tab, const char *types)
 		.parse_error = on_test_parse_error,
 	};
 	struct fs_list list;
-	const char *failed;
+	char *failed = NULL;
 	char *out = NULL;
 	size_t sz = 0, i;
 	FILE *f = open_memstream(&out, &sz);
@@ -766,6 +1027,7 @@ static char *run_case(const char *tab, const char *types)
 	fclose(f);
 	if (rc >= 0)
 		fs_list_free(&list);
+	free(failed);
 	return out;
 }
 

@@ -27,6 +27,7 @@
 #include <linux/magic.h>
 #include <ext2fs/ext2fs.h>
 
+#include "mounts.h"
 #include "sysfs.h"
 #include "trim.h"
 
@@ -42,7 +43,8 @@ static int open_nofollow(const char *path)
 	};
 
 	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	if (fd >= 0 || errno != ENOSYS)
+	/* EPERM: a seccomp filter written before openat2 existed refuses it */
+	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
 		return fd;
 #endif
 	/* older kernels: at least the last component is no link */
@@ -59,13 +61,13 @@ int fs_open_root(const char *path, int mnt_id, dev_t dev)
 	if (fd < 0)
 		return -errno;
 
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID, &stx) != 0) {
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE, &stx) != 0) {
 		err = -errno;
 		close(fd);
 		return err;
 	}
-	if (mnt_id > 0 && (stx.stx_mask & STATX_MNT_ID) &&
-	    stx.stx_mnt_id != (__u64)mnt_id)
+	/* from statx, or from fdinfo before Linux 5.8 */
+	if (mnt_id > 0 && mounts_fd_mnt_id(fd) != mnt_id)
 		goto changed;
 	/*
 	 * Mount IDs are reused: unmount the chosen filesystem, mount another

@@ -235,6 +235,31 @@ assert_strict_json() {
 }
 
 # bats test_tags=root
+@test "-J with -I: entries not chosen are listed, with status skipped and the reason" {
+	require_root
+	local tab="$BATS_TEST_TMPDIR/fstab"
+	make_loop_fs ext4 64 -b 4096
+	printf '%s\n' "$LOOPDEV $MNT ext4 defaults,X-fstrim.notrim 0 0" \
+		"/dev/nonexistent $BATS_TEST_TMPDIR/absent ext4 defaults 0 0" \
+		"tmpfs $BATS_TEST_TMPDIR/t tmpfs defaults 0 0" >"$tab"
+
+	run_json --json -n -I "$tab"
+	assert_equal "$status" 0
+	assert_strict_json "$JSON"
+	assert_equal "$(json_of "$JSON" '.filesystems | length')" 2
+	assert_equal "$(json_of "$JSON" '.filesystems[0] | "\(.target) \(.status) \(.reason)"')" \
+		"$MNT skipped X-fstrim.notrim is set"
+	assert_equal "$(json_of "$JSON" '.filesystems[1] | "\(.target) \(.source) \(.status)"')" \
+		"$BATS_TEST_TMPDIR/absent /dev/nonexistent skipped"
+	# -v says the same, in lines
+	run -0 "$FSTRIM_EXT" -v -n -I "$tab"
+	assert_output - <<-EOT
+	$MNT: skipped: X-fstrim.notrim is set
+	$BATS_TEST_TMPDIR/absent: skipped: $(json_of "$JSON" '.filesystems[1].reason')
+	EOT
+}
+
+# bats test_tags=root
 @test "-J: a mountpoint whose name is not UTF-8 is escaped so that strict parsers accept it" {
 	require_root
 	require_cmd python3
@@ -251,9 +276,10 @@ assert_strict_json() {
 	assert_equal "$(json_of "$JSON" '.filesystems[0].target')" "$BATS_TEST_TMPDIR/bad\\xff\\xfename\\x5cx41"
 	assert_equal "$(json_of "$JSON" '.filesystems[0].journal')" "done"
 
-	printf '%s\n' "$LOOPDEV $dir ext4 defaults 0 0" >"$BATS_TEST_TMPDIR/fstab"
+	printf '%s\n' "$LOOPDEV $dir ext4 defaults 0 0" "$LOOPDEV $dir/none ext4 defaults 0 0" \
+		>"$BATS_TEST_TMPDIR/fstab"
 	run_json --json -n -I "$BATS_TEST_TMPDIR/fstab"
 	assert_strict_json "$JSON"
 	assert_equal "$(json_of "$JSON" '[.filesystems[].target] | join(" ")')" \
-		"$BATS_TEST_TMPDIR/bad\\xff\\xfename\\x5cx41"
+		"$BATS_TEST_TMPDIR/bad\\xff\\xfename\\x5cx41/none $BATS_TEST_TMPDIR/bad\\xff\\xfename\\x5cx41"
 }

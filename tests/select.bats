@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # -a, -A and -I: which filesystems are chosen, and where fstrim-ext
-# means to differ from fstrim.
+# means to differ from fstrim; and the lookup of a single path.
+# shellcheck disable=SC2154 # $stderr comes from bats' run --separate-stderr
 
 # per-test timeout: see tests/test_helper/common-setup.bash
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
@@ -22,6 +23,23 @@ our_lines() {
 		grep -F "$BATS_TEST_TMPDIR" || true
 }
 
+# Run fstrim-ext with system calls failing: seccomp_errno SYSCALL=ERRNO... -- ARGS...
+seccomp_errno() {
+	local rules=()
+	while [[ $1 != -- ]]; do
+		rules+=("$1")
+		shift
+	done
+	shift
+	/usr/bin/python3 "$top_srcdir/tests/test_helper/seccomp-errno.py" "${rules[@]}" -- \
+		"$FSTRIM_EXT" "$@"
+}
+
+require_seccomp() {
+	require_cmd /usr/bin/python3
+	/usr/bin/python3 -c 'import seccomp' 2>/dev/null || _skip_or_fail "needs python3-seccomp"
+}
+
 @test "-I: newest entry first, each on its device, unwanted entries dropped" {
 	make_loop_fs ext4 64
 	local a=$MNT adev=$LOOPDEV
@@ -41,9 +59,14 @@ our_lines() {
 	run -0 "$FSTRIM_EXT" -v -I "$TAB"
 	run our_lines <<<"$output"
 	assert_output - <<-EOT
+	$c: skipped: X-fstrim.notrim is set
+	$BATS_TEST_TMPDIR/not-mounted: skipped: $adev is trimmed through $a
 	$b: N trimmed on $bdev
 	$a: N trimmed on $adev
 	EOT
+	# without -v, only what fstrim prints (nothing: it is not a dry run)
+	run -0 "$FSTRIM_EXT" -I "$TAB"
+	assert_output ""
 }
 
 @test "-t limits the types" {
@@ -134,4 +157,170 @@ our_lines() {
 	assert_line "fstrim-ext: $x: the journal step is not supported: xfs has no journal erase interface"
 	run -0 "$FSTRIM_EXT" -v --journal --quiet-unsupported -I "$TAB"
 	refute_output --partial "not supported"
+}
+
+# bats test_tags=root
+@test "-I on a device without discard: chosen for zeroout and --audit, -v says why not for FITRIM" {
+	make_loop_fs ext4 64 -b 4096
+	disable_discard "$LOOPDEV"
+	printf '%s\n' "$LOOPDEV $MNT ext4 defaults 0 0" >"$TAB"
+
+	run -0 --separate-stderr "$FSTRIM_EXT" -v -I "$TAB"
+	assert_output "$MNT: skipped: the device cannot discard"
+	run -0 --separate-stderr "$FSTRIM_EXT" -I "$TAB"
+	assert_output ""
+
+	run -0 --separate-stderr "$FSTRIM_EXT" -v --journal-erase=zeroout -I "$TAB"
+	assert_output "$MNT: journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT on $LOOPDEV"
+	run -0 grep -cx "fstrim-ext: $MNT: the discard operation is not supported" <<<"$stderr"
+
+	run --separate-stderr "$FSTRIM_EXT" --audit -I "$TAB"
+	assert_line --index 0 --regexp "^$MNT: "
+	run --separate-stderr "$FSTRIM_EXT" --json --audit -I "$TAB"
+	assert_equal "$(jq -r '.filesystems | length' <<<"$output")" 1
+	assert_equal "$(jq -r '.filesystems[0].target' <<<"$output")" "$MNT"
+	refute [ "$(jq -r '.filesystems[0].status' <<<"$output")" = skipped ]
+}
+
+# bats test_tags=root
+@test "-I: an fstab mountpoint named through a symbolic link or with /./ is trimmed, as by fstrim" {
+	make_loop_fs ext4 64
+	ln -s "$MNT" "$BATS_TEST_TMPDIR/link"
+	local name
+	for name in "$BATS_TEST_TMPDIR/link" "$BATS_TEST_TMPDIR/./mnt0" "$BATS_TEST_TMPDIR//mnt0/"; do
+		printf '%s\n' "$LOOPDEV $name ext4 defaults 0 0" >"$TAB"
+		run -0 fstrim -n -I "$TAB"
+		assert_output "$name: 0 B (dry run) trimmed on $LOOPDEV"
+		run -0 "$FSTRIM_EXT" -n -I "$TAB"
+		assert_output "$name: 0 B (dry run) trimmed on $LOOPDEV"
+	done
+	# an entry that still matches nothing is named with -v
+	printf '%s\n' "$LOOPDEV $BATS_TEST_TMPDIR/link/lost+found ext4 defaults 0 0" >"$TAB"
+	run -0 "$FSTRIM_EXT" -v -I "$TAB"
+	assert_output "$BATS_TEST_TMPDIR/link/lost+found: skipped: not mounted"
+}
+
+# bats test_tags=root
+@test "without STATX_MNT_ID (Linux before 5.8): -I and a single path choose as with it" {
+	require_seccomp
+	make_loop_fs ext4 64
+	local a=$MNT adev=$LOOPDEV
+	make_loop_fs ext4 64
+	mkdir "$MNT/sub" "$BATS_TEST_TMPDIR/subbind"
+	track_mount --bind "$MNT/sub" "$BATS_TEST_TMPDIR/subbind"
+	printf '%s\n' "$adev $a ext4 defaults 0 0" "$LOOPDEV $BATS_TEST_TMPDIR/subbind ext4 defaults 0 0" \
+		>"$TAB"
+
+	run -0 "$FSTRIM_EXT" -n -v -I "$TAB"
+	local with=$output
+	assert_line "$a: 0 B (dry run) trimmed on $adev"
+	# statx answers ENOSYS: glibc emulates it, without the mount ID
+	run -0 seccomp_errno statx=ENOSYS -- -n -v -I "$TAB"
+	assert_output "$with"
+	run -0 seccomp_errno statx=ENOSYS -- -v "$a"
+	assert_output --regexp "^$a: .* trimmed$"
+	run -1 --separate-stderr seccomp_errno statx=ENOSYS -- -n "$BATS_TEST_TMPDIR/subbind"
+	assert_equal "$stderr" "fstrim-ext: $BATS_TEST_TMPDIR/subbind: not the root of a filesystem (bind mount of /sub from $LOOPDEV)"
+}
+
+# bats test_tags=root
+@test "openat2 refused with EPERM (a seccomp policy without it): open falls back, as for ENOSYS" {
+	require_seccomp
+	make_loop_fs ext4 64
+	printf '%s\n' "$LOOPDEV $MNT ext4 defaults 0 0" >"$TAB"
+	run -0 --separate-stderr seccomp_errno openat2=EPERM -- -v "$MNT"
+	assert_output --regexp "^$MNT: .* trimmed$"
+	run -0 --separate-stderr seccomp_errno openat2=EPERM -- -v --journal -I "$TAB"
+	assert_output --regexp "^$MNT: .* trimmed on $LOOPDEV, journal checkpointed and discarded via [A-Z_0-9]+$"
+	refute [ -n "$(grep -F 'cannot open' <<<"$stderr")" ]
+}
+
+# A mount tucked under a propagated bind mount: mountinfo lists it last
+# at the same mountpoint, but what the path reaches is the other one.
+make_tucked_mount() {
+	TUCKED="$BATS_TEST_TMPDIR/tucked"
+	mkdir "$TUCKED"
+	track_mount -t tmpfs tmpfs "$TUCKED"
+	mount --make-shared "$TUCKED"
+	track_mount --bind "$TUCKED" "$TUCKED"
+	make_loop_fs ext4 64
+	umount "$MNT"
+	track_mount "$LOOPDEV" "$TUCKED"
+	# the propagated copy, hidden, comes last
+	MOUNTS+=("$TUCKED")
+	[[ $(grep -c " $TUCKED " /proc/self/mountinfo) -eq 4 ]] ||
+		fail "no tucked mount: $(grep " $TUCKED " /proc/self/mountinfo)"
+}
+
+# bats test_tags=root
+@test "a mount tucked under a propagated bind mount: the path and -a find the visible one" {
+	make_tucked_mount
+	run -0 --separate-stderr "$FSTRIM_EXT" -v "$TUCKED"
+	assert_output --regexp "^$TUCKED: .* trimmed$"
+	run -0 "$FSTRIM_EXT" -n -I /proc/self/mountinfo
+	run our_lines <<<"$output"
+	assert_output "$TUCKED: 0 B (dry run) trimmed on $LOOPDEV"
+	run -0 fstrim -n -I /proc/self/mountinfo
+	run our_lines <<<"$output"
+	assert_output "$TUCKED: 0 B (dry run) trimmed on $LOOPDEV"
+}
+
+# bats test_tags=root
+@test "a single path without /proc: the root of ext4 is trimmed, anything unproven refused with why" {
+	require_cmd unshare mkfs.xfs
+	make_loop_fs ext4 64
+	local e=$MNT
+	mkdir "$e/sub"
+	make_loop_fs xfs 320
+	local x=$MNT
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	run unshare -m --propagation private bash -c '
+		umount -l /proc || exit 99
+		[[ ! -e /proc/self ]] || exit 98
+		"$1" -v "$2"; echo "status $?"
+		"$1" -v "$2/sub"; echo "status $?"
+		"$1" -v "$3"; echo "status $?"' sh "$FSTRIM_EXT" "$e" "$x"
+	assert_line --index 0 --regexp "^$e: .* trimmed$"
+	assert_line --index 1 "status 0"
+	assert_line --index 2 "fstrim-ext: $e/sub: not the root of a filesystem"
+	assert_line --index 3 "status 1"
+	assert_line --index 4 "fstrim-ext: $x: cannot tell whether it is the root of a filesystem without /proc/self/mountinfo (mount /proc)"
+	assert_line --index 5 "status 1"
+}
+
+# bats test_tags=root
+@test "without CAP_DAC_READ_SEARCH: a 0700 root and a 0700 parent fail alike, named" {
+	require_cmd capsh
+	make_loop_fs ext4 64
+	local r=$MNT
+	chown 4321 "$r"
+	chmod 700 "$r"
+	mkdir -p "$BATS_TEST_TMPDIR/private/m"
+	make_loop_fs ext4 64
+	umount "$MNT"
+	track_mount "$LOOPDEV" "$BATS_TEST_TMPDIR/private/m"
+	chown 4321 "$BATS_TEST_TMPDIR/private"
+	chmod 700 "$BATS_TEST_TMPDIR/private"
+	printf '%s\n' "$LOOPDEV $BATS_TEST_TMPDIR/private/m ext4 defaults 0 0" \
+		"${LOOPDEVS[0]} $r ext4 defaults 0 0" >"$TAB"
+
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	run -32 --separate-stderr capsh --drop=cap_dac_read_search,cap_dac_override -- \
+		-c '"$0" -v -I "$1"' "$FSTRIM_EXT" "$TAB"
+	assert_output ""
+	assert_equal "$stderr" "fstrim-ext: cannot open $BATS_TEST_TMPDIR/private/m: Permission denied
+fstrim-ext: cannot open $r: Permission denied"
+}
+
+# bats test_tags=root
+@test "-I: a table that cannot be read is named alone, not with the rest of the list" {
+	require_cmd capsh
+	make_loop_fs ext4 64
+	printf '%s\n' "$LOOPDEV $MNT ext4 defaults 0 0" >"$TAB"
+	touch "$BATS_TEST_TMPDIR/unreadable"
+	chmod 000 "$BATS_TEST_TMPDIR/unreadable"
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	run -32 --separate-stderr capsh --drop=cap_dac_read_search,cap_dac_override -- \
+		-c '"$0" -n -I "$1"' "$FSTRIM_EXT" "$BATS_TEST_TMPDIR/unreadable:$TAB"
+	assert_equal "$stderr" "fstrim-ext: failed to parse $BATS_TEST_TMPDIR/unreadable: Permission denied"
 }

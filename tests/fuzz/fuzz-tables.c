@@ -76,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t first_len = size, second_len = 0;
 	char list[4 * PATH_MAX + 8] = "";
 	struct fs_list fsl;
-	const char *failed = NULL;
+	char *failed = NULL;
 	unsigned char mode;
 	int parse_errors = 0, rc;
 	size_t i;
@@ -131,10 +131,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = mounts_select(&opts, &fsl, &failed);
 	if (rc < 0) {
 		/* on failure nothing is returned, and the file is named */
-		if (fsl.entries || fsl.count)
+		if (fsl.entries || fsl.count || fsl.skipped)
 			abort();
+		free(failed);
 		return 0;
 	}
+	/* a table that was read is named only on failure */
+	if (failed)
+		abort();
 	if (rc != SELECT_OK && rc != SELECT_NO_TABLE && rc != SELECT_EMPTY)
 		abort();
 	for (i = 0; i < fsl.count; i++) {

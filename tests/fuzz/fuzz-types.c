@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static int ready;
 	struct select_opts opts = { 0 };
 	struct fs_list fsl;
-	const char *failed;
+	char *failed = NULL;
 	char *types;
 	int rc;
 
@@ -87,6 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (rc >= 0)
 		fs_list_free(&fsl);
+	free(failed);
 	free(types);
 	return 0;
 }
