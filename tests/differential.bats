@@ -131,3 +131,22 @@ same_as_fstrim() {
 	same_as_fstrim -v -I "/nonexistent:$tab"
 	same_as_fstrim --quiet-unsupported -v -I "$tab"
 }
+
+# The generator of tests/difftables.py (make check-differential runs it
+# long): the named cases, then a few random tables with a fixed seed.
+run_difftables() {
+	require_cmd /usr/bin/python3 mkfs.xfs mkfs.btrfs blkid unshare
+	run /usr/bin/python3 "$top_srcdir/tests/difftables.py" --fstrim-ext "$FSTRIM_EXT" "$@"
+	assert_success
+	assert_line --regexp ', 0 unexplained$'
+}
+
+@test "generated tables: overlay root on ext4, composefs /sysroot, no / in fstab, no fstab" {
+	run_difftables --named-only
+	assert_line --regexp '^seed 1: 5 cases, '
+}
+
+@test "generated tables: 25 random layouts and tables (seed 1)" {
+	run_difftables --seed 1 --count 25
+	assert_line --regexp '^seed 1: 25 cases, '
+}
