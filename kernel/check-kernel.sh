@@ -81,6 +81,15 @@ log() {
 	echo "check-kernel: [$(elapsed)] $*"
 }
 
+# The guest gets these paths on the kernel command line, which splits at
+# blanks (and KCHECK_KEEP at colons); its /proc, /sys and /dev are its own.
+for p in "$srcdir" "$builddir" "$fstrim_ext"; do
+	[[ $p != *[[:space:]:\'\"]* ]] ||
+		die "'$p': the UML kernel command line cannot carry blanks, colons or quotes in a path"
+	case $p/ in
+	/proc/* | /sys/* | /dev/*) die "'$p': the guest has its own $(cut -d/ -f2 <<< "$p"), so it cannot see this" ;;
+	esac
+done
 [[ $(id -u) -eq 0 ]] || die "must run as root (ubd images, mounts and capsh inside the guest)"
 [[ -r $tarball ]] || die "$tarball is missing (apt-get install linux-source-6.1)"
 [[ -x $fstrim_ext ]] || die "$fstrim_ext is not built (run make first)"
@@ -288,6 +297,7 @@ boot_and_check() { # boot_and_check FLAVOR KERNEL
 		ubd4="$run/htree.img" \
 		root=/dev/root rootfstype=hostfs rootflags=/ rw \
 		init="$run/init" KCHECK_ENV="$run/guest.env" \
+		KCHECK_KEEP="$srcdir:$builddir:${fstrim_ext%/*}" \
 		con0=fd:0,fd:1 con=null < /dev/null > "$run/console.log" 2>&1
 	status=$?
 	log "$flavor kernel: guest exited with status $status after $(($(date +%s) - t0))s"

@@ -87,6 +87,7 @@ boot() {
 	setsid "$kernel" mem=256M ubd0="$t/ext4.img" \
 		root=/dev/root rootfstype=hostfs rootflags=/ rw \
 		init="$dir/init" CRASH_ENV="$t/$mode.env" \
+		KCHECK_KEEP="$srcdir:$workdir:${fstrim_ext%/*}:${probe%/*}" \
 		con0=fd:0,fd:1 con=null < /dev/null > "$t/console-$mode.log" 2>&1 &
 	guest_pid=$!
 }

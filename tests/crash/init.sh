@@ -37,7 +37,7 @@ fi
 . "$CRASH_ENV"
 # a guest-private /mnt (the root is the host's, through hostfs): the logs
 # name files under /mnt/crash in both modes
-if ! mount -t tmpfs tmpfs /mnt || ! mkdir /mnt/crash; then
+if ! private_tmpfs /mnt || ! mkdir /mnt/crash; then
 	poweroff
 fi
 mnt=/mnt/crash

@@ -6,7 +6,10 @@
 # The guest's root is the host's root through hostfs, so the host's bash,
 # bats, e2fsprogs, strace, capsh and the project's build run there
 # unchanged; /tmp and /run are the guest's own, so that its temporary files
-# stay off the host's /tmp.
+# stay off the host's /tmp. The host names on the kernel command line, in
+# KCHECK_KEEP (colon-separated), the directories the guest must see as they
+# are: the checkout, the build, the run directory. Those under /tmp or /run
+# are bound back into the guest's own, so a checkout under /tmp works.
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 TERM=dumb
@@ -19,5 +22,23 @@ mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
 [[ -e /dev/stdin ]] || ln -s /proc/self/fd/0 /dev/stdin
 [[ -e /dev/stdout ]] || ln -s /proc/self/fd/1 /dev/stdout
 [[ -e /dev/stderr ]] || ln -s /proc/self/fd/2 /dev/stderr
-mount -t tmpfs tmpfs /tmp
-mount -t tmpfs tmpfs /run
+
+# private_tmpfs DIR: a tmpfs of the guest's own on DIR, with every KCHECK_KEEP
+# directory under DIR bound back from the host's DIR, parents first.
+private_tmpfs() {
+	local dir=$1 host=/dev/.kcheck-host$1 keep p
+
+	IFS=: read -r -a keep <<< "${KCHECK_KEEP:-}"
+	for p in "${keep[@]}"; do
+		[[ ${p%/} != "$dir" ]] || return 0 # all of DIR is needed: keep the host's
+	done
+	mkdir -p "$host" && mount --bind "$dir" "$host" || return 1
+	mount -t tmpfs tmpfs "$dir" || return 1
+	while IFS= read -r p; do
+		[[ $p == "$dir"/* && ! -e $p ]] || continue
+		mkdir -p "$p" && mount --bind "$host${p#"$dir"}" "$p" || return 1
+	done < <(printf '%s\n' "${keep[@]}" | sort)
+}
+
+private_tmpfs /tmp || echo "kcheck: /tmp: cannot keep ${KCHECK_KEEP:-} visible" >&2
+private_tmpfs /run || echo "kcheck: /run: cannot keep ${KCHECK_KEEP:-} visible" >&2
