@@ -20,6 +20,9 @@
 #ifndef CHKPT_JRNL_DO_DISCARD
 #define CHKPT_JRNL_DO_DISCARD 0x1ULL
 #endif
+#ifndef CHKPT_JRNL_DRY_RUN
+#define CHKPT_JRNL_DRY_RUN 0x2ULL
+#endif
 
 #ifndef EXT4_IOC_CHECKPOINT
 #define EXT4_IOC_CHECKPOINT _IOW('f', 43, __u32)

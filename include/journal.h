@@ -33,16 +33,13 @@ struct journal_result {
  * Checkpoint the journal of the filesystem open at @fd and erase its
  * blocks. FS_IOC_CHKPT_JRNL is tried first for discard; ENOTTY means
  * the kernel lacks it and EXT4_IOC_CHECKPOINT is used. Zeroout exists
- * only in EXT4_IOC_CHECKPOINT. With @dry_run only the DRY_RUN probe is
- * issued. Returns 0, 1 when unsupported (res->unsupported says why),
+ * only in EXT4_IOC_CHECKPOINT. With @dry_run only the dry runs of the
+ * same ioctls are issued. Returns 0, 1 when unsupported (res->unsupported says why),
  * or -errno.
  */
 int journal_erase(int fd, enum journal_erase how, bool dry_run,
 		  struct journal_result *res);
 
 const char *journal_iface_name(enum journal_iface iface);
-
-/* Whether the running kernel advertises a feature of the bundled series. */
-bool ext4_feature_present(const char *name);
 
 #endif

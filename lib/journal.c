@@ -3,25 +3,14 @@
  * The journal step: checkpoint the ext4 journal and erase its blocks.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/vfs.h>
-#include <unistd.h>
 
 #include <linux/magic.h>
 
 #include "ext4-ioctl.h"
 #include "journal.h"
-
-bool ext4_feature_present(const char *name)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", EXT4_FEATURES_DIR, name);
-	return access(path, F_OK) == 0;
-}
 
 const char *journal_iface_name(enum journal_iface iface)
 {
@@ -67,7 +56,6 @@ int journal_erase(int fd, enum journal_erase how, bool dry_run,
 	__u32 flags = how == JOURNAL_ERASE_ZEROOUT ? EXT4_IOC_CHECKPOINT_FLAG_ZEROOUT :
 						     EXT4_IOC_CHECKPOINT_FLAG_DISCARD;
 	struct statfs sfs;
-	int rc;
 
 	res->iface = JOURNAL_IFACE_NONE;
 	res->unsupported = JOURNAL_OK;
@@ -80,26 +68,22 @@ int journal_erase(int fd, enum journal_erase how, bool dry_run,
 		return 1;
 	}
 
-	if (dry_run) {
-		/*
-		 * Only EXT4_IOC_CHECKPOINT has a dry run; it checks what
-		 * FS_IOC_CHKPT_JRNL would: capability, journal, discard.
-		 */
-		rc = ext4_checkpoint(fd, flags | EXT4_IOC_CHECKPOINT_FLAG_DRY_RUN, res);
-		if (rc == 0 && how == JOURNAL_ERASE_DISCARD &&
-		    ext4_feature_present(EXT4_FEATURE_CHKPT_JRNL))
-			res->iface = JOURNAL_IFACE_CHKPT_JRNL;
-		return rc;
-	}
-
+	/*
+	 * FS_IOC_CHKPT_JRNL is detected by trying it: its own dry run in a
+	 * dry run. ENOTTY means the kernel lacks it.
+	 */
 	if (how == JOURNAL_ERASE_DISCARD) {
 		__u64 chkpt_flags = CHKPT_JRNL_DO_DISCARD;
 
+		if (dry_run)
+			chkpt_flags |= CHKPT_JRNL_DRY_RUN;
 		res->iface = JOURNAL_IFACE_CHKPT_JRNL;
 		if (ioctl(fd, FS_IOC_CHKPT_JRNL, &chkpt_flags) == 0)
 			return 0;
 		if (errno != ENOTTY)
 			return classify(errno, res);
 	}
+	if (dry_run)
+		flags |= EXT4_IOC_CHECKPOINT_FLAG_DRY_RUN;
 	return ext4_checkpoint(fd, flags, res);
 }

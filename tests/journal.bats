@@ -129,8 +129,10 @@ journal_nonzero_bytes() {
 	assert_output "$MNT: 0 B (dry run) trimmed, journal discard possible via EXT4_IOC_CHECKPOINT (dry run)"
 	run grep -c FITRIM "$STRACE_LOG"
 	assert_output 0
-	run grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x8\)' "$STRACE_LOG"
-	assert_output 0
+	# FS_IOC_CHKPT_JRNL is probed with its own dry run, which this
+	# kernel does not have
+	run grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x8\), 0x[0-9a-f]+\) = -1 ENOTTY' "$STRACE_LOG"
+	assert_output 1
 	sync
 	[[ $(sha256sum <"$IMG") == "$before" ]] || fail "the image changed in a dry run"
 }
