@@ -68,11 +68,46 @@ count_in_journal() {
 	echo "$total"
 }
 
+# journal_nonzero DEVICE: non-zero bytes in the journal region of DEVICE but
+# its first block (the journal superblock), read with O_DIRECT
+journal_nonzero() {
+	local dev=$1 start count total=0 first=1
+
+	while read -r start count; do
+		if ((first)); then
+			start=$((start + 1)) count=$((count - 1)) first=0
+		fi
+		((count > 0)) || continue
+		total=$((total + $(dd if="$dev" bs=4096 skip="$start" count="$count" \
+			iflag=direct 2>/dev/null | tr -d '\0' | wc -c)))
+	done < "$BATS_FILE_TMPDIR/journal-extents"
+	echo "$total"
+}
+
+# crash_fs DEVICE MOUNTPOINT OPTIONS: a fresh ext4 with an 8 MiB journal on
+# DEVICE, mounted with OPTIONS, its journal extents noted
+crash_fs() {
+	mkfs.ext4 -q -F -b 4096 -E 'lazy_itable_init=0,lazy_journal_init=0' -J size=8 "$1"
+	journal_extents "$1" > "$BATS_FILE_TMPDIR/journal-extents"
+	mount -o "$3" "$1" "$2"
+}
+
+# crash MOUNTPOINT DEVICE: shut the filesystem down as a crash would leave it
+# (the journal keeps its committed transactions), unmount it
+crash() {
+	run "$KCHECK_PROBE" shutdown "$1"
+	assert_output 0
+	umount "$1"
+	run dumpe2fs -h "$2"
+	assert_output --partial needs_recovery
+}
+
 # bats test_tags=root
-@test "[patch 1-4] /sys/fs/ext4/features advertises the four fixes of the series" {
+@test "[patch 6] /sys/fs/ext4/features advertises the fixes of the series" {
 	local f
 
-	for f in chkpt_jrnl jbd2_erase_fix dirent_pack_wipe journal_recovery_discard; do
+	for f in chkpt_jrnl jbd2_erase_fix dirent_pack_wipe journal_recovery_discard \
+		freed_inode_wipe; do
 		run cat "/sys/fs/ext4/features/$f"
 		assert_success
 		assert_output supported
@@ -117,7 +152,7 @@ count_in_journal() {
 
 # bats test_tags=root
 @test "[patch 1] FS_IOC_CHKPT_JRNL refuses an unknown flag (EINVAL)" {
-	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 2
+	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 4
 	assert_output EINVAL
 	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 0x8000000000000001
 	assert_output EINVAL
@@ -141,6 +176,76 @@ count_in_journal() {
 	run "$FSTRIM_EXT" --journal-only "$MNT/nodiscard"
 	assert_failure 1
 	assert_line "fstrim-ext: $MNT/nodiscard: the journal step is not supported: the journal device does not support discard (try --journal-erase=zeroout)"
+}
+
+# bats test_tags=root
+@test "[patch 1] FS_IOC_CHKPT_JRNL refuses a read-only mount (EROFS), dry run too" {
+	mount -o remount,ro "$MNT/main"
+	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 1
+	local discard=$output
+	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 3
+	local dry=$output
+	mount -o remount,rw "$MNT/main"
+	[ "$discard" = EROFS ]
+	[ "$dry" = EROFS ]
+}
+
+# The ioctl must not act while the filesystem is frozen (a snapshot may be
+# under way): it waits in the freeze, and completes after the thaw.
+# bats test_tags=root
+@test "[patch 1] FS_IOC_CHKPT_JRNL waits while the filesystem is frozen" {
+	local out=$BATS_TEST_TMPDIR/answer pid state='' i
+
+	fsfreeze -f "$MNT/main"
+	"$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 1 > "$out" &
+	pid=$!
+	# until the probe has ended (Z, gone) or sleeps uninterruptibly (D:
+	# the freeze)
+	for ((i = 0; i < 600; i++)); do
+		state=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null) || state=gone
+		[[ $state == [DZ] || $state == gone ]] && break
+		sleep 0.05
+	done
+	local during
+	during=$(cat "$out")
+	fsfreeze -u "$MNT/main"
+	wait "$pid" || true
+	echo "while frozen: state $state, answer '${during}'; after the thaw: '$(cat "$out")'"
+	[ "$state" = D ]
+	[ -z "$during" ]
+	run cat "$out"
+	assert_output 0
+}
+
+# Userspace detects FS_IOC_CHKPT_JRNL by its dry run, which must leave the
+# journal as it is.
+# bats test_tags=root
+@test "[patch 1] a FS_IOC_CHKPT_JRNL dry run changes nothing; fstrim-ext --dry-run finds the ioctl by it" {
+	local before after i
+
+	journal_extents /dev/ubda > "$BATS_FILE_TMPDIR/journal-extents"
+	for i in 1 2 3 4; do
+		yes "DRY-RUN-MARKER-$i" | head -c 262144 > "$MNT/main/dry$i"
+	done
+	sync
+	before=$(journal_nonzero /dev/ubda)
+	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 3
+	assert_output 0
+	after=$(journal_nonzero /dev/ubda)
+	[ "$before" -gt 0 ]
+	[ "$after" -eq "$before" ]
+	run --separate-stderr strace -f -o "$KCHECK_RUNDIR/strace-dry-run.log" -e trace=ioctl \
+		"$FSTRIM_EXT" --dry-run --journal "$MNT/main"
+	assert_success
+	assert_output "$MNT/main: 0 B (dry run) trimmed, journal discard possible via FS_IOC_CHKPT_JRNL (dry run)"
+	run grep -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x8\), 0x[0-9a-f]+\) = 0' \
+		"$KCHECK_RUNDIR/strace-dry-run.log"
+	assert_success
+	rm -f "$MNT"/main/dry*
+	sync
+	# leave main's journal erased, as the host checks at the end
+	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 1
+	assert_output 0
 }
 
 # bats test_tags=root
@@ -218,28 +323,21 @@ count_in_journal() {
 }
 
 # bats test_tags=root
-@test "[patch 4] mounting after a crash discards the recovered journal, files intact" {
+@test "[patch 4] with -o discard, a mount that replays the journal discards it, files intact" {
 	local i n
 
-	mkfs.ext4 -q -F -b 4096 -E 'lazy_itable_init=0,lazy_journal_init=0' -J size=8 /dev/ubdd
-	journal_extents /dev/ubdd > "$BATS_FILE_TMPDIR/journal-extents"
-	mount -o data=journal /dev/ubdd "$MNT/recovery"
+	crash_fs /dev/ubdd "$MNT/recovery" data=journal
 	for i in 1 2 3 4; do
 		yes "RECOVERY-MARKER-$i" | head -c 1M > "$MNT/recovery/r$i"
 	done
 	sync
-	# A crash: the journal keeps its committed transactions.
-	run "$KCHECK_PROBE" shutdown "$MNT/recovery"
-	assert_output 0
-	umount "$MNT/recovery"
+	crash "$MNT/recovery" /dev/ubdd
 	run count_in_journal /dev/ubdd RECOVERY-MARKER iflag=direct
 	refute_output 0
-	run dumpe2fs -h /dev/ubdd
-	assert_output --partial needs_recovery
-	mount -o data=journal /dev/ubdd "$MNT/recovery"
+	mount -o data=journal,discard /dev/ubdd "$MNT/recovery"
+	n=$(journal_nonzero /dev/ubdd)
 	umount "$MNT/recovery"
-	n=$(count_in_journal /dev/ubdd RECOVERY-MARKER iflag=direct)
-	echo "marker lines in the journal after recovery: $n" |
+	echo "non-zero bytes in the journal after recovery with -o discard: $n" |
 		tee "$KCHECK_RUNDIR/recovery-journal.txt"
 	# The recovered files, read from the device: on stock 6.1 under UML,
 	# reading them back through the filesystem after this recovery was
@@ -251,8 +349,102 @@ count_in_journal() {
 		assert_success
 	done
 	[ "$n" -eq 0 ]
-	run cat /sys/fs/ext4/features/journal_recovery_discard
-	assert_output supported
+}
+
+# Orphan cleanup runs after the replay and writes transactions of its own:
+# the discard must come after them, or they stay in the journal.
+# bats test_tags=root
+@test "[patch 4] the discard after a replay comes after orphan cleanup: the journal is left empty" {
+	local n
+
+	crash_fs /dev/ubdd "$MNT/recovery" data=ordered
+	# fd 8: bats keeps fd 3 for its own output
+	exec 8> "$MNT/recovery/orphan"
+	yes ORPHAN-MARKER | head -c 1M >&8
+	rm "$MNT/recovery/orphan"
+	sync
+	# the file stays an orphan: closed only once the filesystem is down
+	run "$KCHECK_PROBE" shutdown "$MNT/recovery"
+	assert_output 0
+	exec 8>&-
+	umount "$MNT/recovery"
+	mount -o discard /dev/ubdd "$MNT/recovery"
+	n=$(journal_nonzero /dev/ubdd)
+	run ls -A "$MNT/recovery"
+	umount "$MNT/recovery"
+	assert_output lost+found
+	echo "non-zero bytes in the journal after recovery and orphan cleanup: $n"
+	[ "$n" -eq 0 ]
+}
+
+# The discard is opt-in (ext4 defaults to nodiscard): without -o discard,
+# what recovery leaves in the journal stays, as on a kernel without it.
+# bats test_tags=root
+@test "[both] without -o discard, a mount that replays the journal does not discard it" {
+	crash_fs /dev/ubdd "$MNT/recovery" data=journal
+	yes "OPTIN-MARKER" | head -c 1M > "$MNT/recovery/o1"
+	sync
+	crash "$MNT/recovery" /dev/ubdd
+	mount -o data=journal /dev/ubdd "$MNT/recovery"
+	umount "$MNT/recovery"
+	run count_in_journal /dev/ubdd OPTIN-MARKER iflag=direct
+	refute_output 0
+}
+
+# Only a recovery that replayed transactions discards: a journal that was
+# checkpointed before the crash has nothing to replay, so stays as it was.
+# bats test_tags=root
+@test "[both] with -o discard, a recovery that replays nothing leaves the journal alone" {
+	crash_fs /dev/ubdd "$MNT/recovery" data=journal,noatime
+	yes "NOREPLAY-MARKER" | head -c 1M > "$MNT/recovery/n1"
+	sync
+	run "$KCHECK_PROBE" checkpoint "$MNT/recovery" 0
+	assert_output 0
+	crash "$MNT/recovery" /dev/ubdd
+	mount -o data=journal,discard,noatime /dev/ubdd "$MNT/recovery"
+	umount "$MNT/recovery"
+	run count_in_journal /dev/ubdd NOREPLAY-MARKER iflag=direct
+	refute_output 0
+}
+
+# inode_remnants DEVICE INODE PATTERN: lines matching PATTERN in the on-disk
+# inode INODE of DEVICE (unmounted), wherever the inode table holds it
+inode_remnants() {
+	local blk off isize
+
+	read -r blk off < <(debugfs -R "imap <$2>" "$1" 2>/dev/null |
+		sed -n 's/.*located at block \([0-9]*\), offset 0x\([0-9a-f]*\).*/\1 \2/p')
+	isize=$(dumpe2fs -h "$1" 2>/dev/null | sed -n 's/^Inode size: *//p')
+	dd if="$1" bs=4096 skip="$blk" count=1 iflag=direct 2>/dev/null |
+		tail -c +$((0x$off + 1)) | head -c "$isize" | grep -a -c -- "$3"
+}
+
+# bats test_tags=root
+@test "[patch 5] a freed inode keeps neither inline data nor in-inode xattrs" {
+	local d="$MNT/recovery" ino_inline ino_xattr inline xattr
+
+	mkfs.ext4 -q -F -b 4096 -I 256 -O inline_data,metadata_csum \
+		-E 'lazy_itable_init=0,lazy_journal_init=0' -J size=8 /dev/ubdd
+	mount /dev/ubdd "$d"
+	echo "INLINE-REMNANT-CONTENT" > "$d/inline"
+	: > "$d/xattr"
+	setfattr -n user.secret -v "XATTR-REMNANT-VALUE" "$d/xattr"
+	ino_inline=$(stat -c %i "$d/inline")
+	ino_xattr=$(stat -c %i "$d/xattr")
+	run lsattr -l "$d/inline"
+	assert_output --partial Inline_Data
+	sync
+	rm "$d/inline" "$d/xattr"
+	sync
+	umount "$d"
+	inline=$(inode_remnants /dev/ubdd "$ino_inline" INLINE-REMNANT)
+	xattr=$(inode_remnants /dev/ubdd "$ino_xattr" XATTR-REMNANT)
+	echo "freed inodes: inline data in $inline, xattr value in $xattr" |
+		tee "$KCHECK_RUNDIR/inode-wipe.txt"
+	run e2fsck -fn /dev/ubdd
+	assert_success
+	[ "$inline" -eq 0 ]
+	[ "$xattr" -eq 0 ]
 }
 
 # bats test_tags=root
