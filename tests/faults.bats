@@ -256,3 +256,23 @@ $F2: "*"trimmed on "*", journal checkpointed and discarded via "* ]] || fail "st
 	assert_failure 1
 	assert_output --partial "write error"
 }
+
+# bats test_tags=root
+@test "a loop device whose discard was turned off is given back with discard" {
+	truncate -s 16M "$T/nodiscard.img"
+	attach_loop "$T/nodiscard.img"
+	local dev=$LOOPDEV
+	disable_discard "$dev"
+	[[ $(cat "/sys/block/${dev#/dev/}/queue/discard_max_bytes") == 0 ]] ||
+		fail "discard could not be turned off"
+	# what the teardown of every test does
+	_common_teardown
+	[[ -b $dev ]] || fail "$dev was removed and not added again"
+	# Be its next user: bind it again by its number (it was ours a moment
+	# ago; if another user has taken it since, theirs is as good a check).
+	if losetup "$dev" "$T/nodiscard.img" 2>/dev/null; then
+		LOOPDEVS+=("$dev")
+	fi
+	[[ $(cat "/sys/block/${dev#/dev/}/queue/discard_max_bytes") != 0 ]] ||
+		fail "$dev is left without discard for the next user"
+}

@@ -120,8 +120,8 @@ _start_watchdog() {
 
 _stop_watchdog() {
 	if [[ -n ${WATCHDOG_PID:-} ]]; then
-		[[ -e $BATS_TEST_TMPDIR/.watchdog-fired ]] || kill -KILL "$WATCHDOG_PID" 2>/dev/null
-		wait "$WATCHDOG_PID" 2>/dev/null
+		[[ -e $BATS_TEST_TMPDIR/.watchdog-fired ]] || kill -KILL "$WATCHDOG_PID" 2>/dev/null || :
+		wait "$WATCHDOG_PID" 2>/dev/null || :
 		WATCHDOG_PID=
 	fi
 	return 0
@@ -147,8 +147,9 @@ require_cmd() {
 }
 
 # attach_loop IMG: sets LOOPDEV. A loop device keeps a discard limit of 0
-# that someone set on it, even after detach: such a device is removed and
-# another one taken, so that every test starts from a device with discard.
+# that someone set on it, even after detach: such a device is reset (see
+# _reset_loop_device) and another one taken, so that every test starts
+# from a device with discard.
 attach_loop() {
 	local _
 	for _ in 1 2 3 4 5; do
@@ -158,8 +159,7 @@ attach_loop() {
 			return 0
 		fi
 		losetup -d "$LOOPDEV"
-		NODISCARD_LOOPS+=("$LOOPDEV")
-		_remove_loop_devices
+		_reset_loop_device "$LOOPDEV"
 	done
 	fail "no loop device with discard"
 }
@@ -223,22 +223,51 @@ device_strings() {
 }
 
 # Turn discard off on a loop device, as a device without discard looks.
-# The limit outlives the attachment, so teardown removes the device itself.
+# The limit outlives the attachment and cannot be raised again, so
+# teardown detaches the device and resets it (_reset_loop_device).
 disable_discard() {
 	echo 0 >"/sys/block/${1#/dev/}/queue/discard_max_bytes"
 	NODISCARD_LOOPS+=("$1")
 }
 
 _remove_loop_devices() {
-	local dev _
+	local dev
 	for dev in "${NODISCARD_LOOPS[@]}"; do
-		for _ in 1 2 3 4 5 6 7 8 9 10; do
-			perl -e 'open(my $f, "<", "/dev/loop-control") or exit 1;
-				 ioctl($f, 0x4C81, $ARGV[0] + 0) or exit 1' "${dev#/dev/loop}" && break
-			sleep 0.2
-		done
+		losetup -d "$dev" 2>/dev/null || :
+		_reset_loop_device "$dev"
 	done
 	NODISCARD_LOOPS=()
+}
+
+# _reset_loop_device DEV: remove the detached loop device DEV and add it
+# again through /dev/loop-control (LOOP_CTL_REMOVE 0x4C81, LOOP_CTL_ADD
+# 0x4C80): the new device has the default limits, discard included, for
+# the next `losetup --find`. The removal waits, up to 60 s, while the
+# kernel still holds the device (a detach completes on its last close);
+# a device that another user has bound again in between is theirs, and
+# left alone with a note.
+_reset_loop_device() {
+	local rc=0
+	perl -e '
+		use Errno qw(EBUSY EEXIST ENODEV);
+		sub failed { print STDERR "@_\n"; exit 1 }
+		my $n = $ARGV[0] + 0;
+		open(my $ctl, "<", "/dev/loop-control") or failed("/dev/loop-control: $!");
+		my $tries = 600;
+		until (ioctl($ctl, 0x4C81, $n)) {
+			last if $! == ENODEV;
+			failed("LOOP_CTL_REMOVE loop$n: $!") if $! != EBUSY;
+			exit 3 if -e "/sys/block/loop$n/loop/backing_file";
+			failed("loop$n still busy after 60 s") if --$tries == 0;
+			select(undef, undef, undef, 0.1);
+		}
+		ioctl($ctl, 0x4C80, $n) or $! == EEXIST or failed("LOOP_CTL_ADD loop$n: $!");
+	' "${1#/dev/loop}" || rc=$?
+	case $rc in
+	0) ;;
+	3) echo "# $1: bound again by another user before it could be reset" >&3 ;;
+	*) fail "$1: cannot reset the loop device" ;;
+	esac
 }
 
 # Files whose names and contents look like personal data.

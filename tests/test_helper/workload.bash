@@ -111,10 +111,10 @@ _tool_teardown() {
 	if [[ -n ${STRACE_PID:-} ]]; then
 		# the command first: strace killed alone would let it run on
 		for pid in ${TOOL_PID:-} $(pgrep -P "$STRACE_PID"); do
-			kill -KILL "$pid" 2>/dev/null
+			kill -KILL "$pid" 2>/dev/null || :
 		done
-		kill -KILL "$STRACE_PID" 2>/dev/null
-		wait "$STRACE_PID" 2>/dev/null
+		kill -KILL "$STRACE_PID" 2>/dev/null || :
+		wait "$STRACE_PID" 2>/dev/null || :
 		STRACE_PID=
 	fi
 	tool_release
