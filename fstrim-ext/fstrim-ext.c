@@ -26,6 +26,7 @@
 
 #include "audit.h"
 #include "caps.h"
+#include "fslog.h"
 #include "journal.h"
 #include "mounts.h"
 #include "remnants.h"
@@ -440,7 +441,9 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 	if (ctl->journal && res.trim_stopped) {
 		note(ctl, "%s: journal step not done: interrupted", path);
 	} else if (ctl->journal) {
-		journal_rc = journal_erase(fd, ctl->erase, ctl->dryrun, &res.journal);
+		/* ext4's journal erase, or btrfs's commit (lib/fslog) */
+		journal_rc =
+			fslog_journal_step(fd, ctl->erase, ctl->dryrun, &res.journal);
 		if (journal_rc == 0) {
 			res.journal_done = true;
 			/*
@@ -464,7 +467,8 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 				     res.retrim_rc == 1 ? "not supported" :
 							  strerror(-res.retrim_rc));
 			/* the audit says all of it, and more */
-			if (!ctl->dryrun && !ctl->audit)
+			if (!ctl->dryrun && !ctl->audit &&
+			    res.journal.iface != JOURNAL_IFACE_BTRFS_SYNC)
 				warn_remnants(ctl, fd, path);
 		} else if (journal_rc == 1 && !ctl->quiet_unsupp) {
 			note(ctl, "%s: the journal step is not supported: %s", path,

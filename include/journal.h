@@ -8,6 +8,7 @@ enum journal_iface {
 	JOURNAL_IFACE_NONE = 0,
 	JOURNAL_IFACE_CHKPT_JRNL, /* FS_IOC_CHKPT_JRNL, the bundled patch */
 	JOURNAL_IFACE_EXT4_CHECKPOINT, /* EXT4_IOC_CHECKPOINT, Linux 5.14+ */
+	JOURNAL_IFACE_BTRFS_SYNC, /* btrfs: a transaction commit (lib/fslog) */
 };
 
 enum journal_erase {

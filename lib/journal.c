@@ -19,6 +19,8 @@ const char *journal_iface_name(enum journal_iface iface)
 		return "FS_IOC_CHKPT_JRNL";
 	case JOURNAL_IFACE_EXT4_CHECKPOINT:
 		return "EXT4_IOC_CHECKPOINT";
+	case JOURNAL_IFACE_BTRFS_SYNC:
+		return "BTRFS_IOC_SYNC";
 	default:
 		return "none";
 	}

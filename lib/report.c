@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "fslog.h"
 #include "report.h"
 #include "sizes.h"
 
@@ -37,7 +38,11 @@ char *report_line(const struct fs_result *res, bool verbose)
 				 size_to_human(res->trimmed, size, sizeof(size)),
 				 res->trimmed);
 	}
-	if (res->journal_done) {
+	if (res->journal_done && res->journal.iface == JOURNAL_IFACE_BTRFS_SYNC) {
+		snprintf(journal, sizeof(journal), "transaction %s via %s%s",
+			 res->dry_run ? "commit possible" : "committed", iface,
+			 res->dry_run ? " (dry run)" : "");
+	} else if (res->journal_done) {
 		if (res->dry_run)
 			snprintf(journal, sizeof(journal),
 				 "journal %s possible via %s (dry run)",
@@ -78,6 +83,8 @@ const char *report_journal_reason(const struct journal_result *jr, const char *f
 
 	switch (jr->unsupported) {
 	case JOURNAL_NOT_EXT4:
+		if (fslog_unsupported_reason(fstype))
+			return fslog_unsupported_reason(fstype);
 		snprintf(buf, sizeof(buf), "%s has no journal erase interface",
 			 fstype && *fstype ? fstype : "this filesystem");
 		return buf;

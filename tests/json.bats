@@ -151,7 +151,8 @@ remount_test_fs() {
 	assert_equal "$status" 1
 	assert_equal "$(json_of "$JSON" '.filesystems[0].fstype')" xfs
 	assert_equal "$(json_of "$JSON" '.filesystems[0].trim')" "done"
-	assert_equal "$(json_of "$JSON" '.filesystems[0].reason')" "xfs has no journal erase interface"
+	assert_equal "$(json_of "$JSON" '.filesystems[0].reason')" \
+		"xfs keeps the names of deleted files in its directory blocks (a freed entry keeps its name bytes) and in its log, until overwritten; no interface erases them"
 	assert_equal "$(json_of "$JSON" '.status')" "$status"
 }
 

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FSTRIM_EXT_FSLOG_H
+#define FSTRIM_EXT_FSLOG_H
+
+#include <stdbool.h>
+
+#include "journal.h"
+
+/*
+ * The journal step by filesystem type. ext4 has its journal erase
+ * (lib/journal). btrfs has no journal to erase: what it keeps of a
+ * deletion are the copies of metadata blocks that copy-on-write left
+ * behind and the log tree, all freed by a transaction commit and then
+ * discarded by FITRIM; its step is that commit. xfs keeps the names of
+ * deleted files in its directory blocks and in its log, and nothing
+ * erases them from userspace.
+ */
+enum fslog_type {
+	FSLOG_EXT4 = 0, /* ext2, ext3 and ext4: the journal checkpoint */
+	FSLOG_BTRFS, /* commit the transaction, BTRFS_IOC_SYNC */
+	FSLOG_XFS, /* nothing can be done; said why */
+	FSLOG_OTHER,
+};
+
+/* The type of the filesystem open at @fd, or FSLOG_OTHER when fstatfs fails. */
+enum fslog_type fslog_type(int fd);
+
+/*
+ * The journal step for the filesystem open at @fd: the ext4 journal
+ * erase (journal_erase()), or on btrfs a transaction commit through
+ * BTRFS_IOC_SYNC, which writes out delayed allocations, commits the
+ * running transaction and drops the log tree, so that the next FITRIM
+ * discards every block the commit freed. On btrfs only discard erases
+ * (zeroout is unsupported) and a dry run issues nothing. Returns 0, 1
+ * when unsupported (res->unsupported says why), or -errno.
+ */
+int fslog_journal_step(int fd, enum journal_erase how, bool dry_run,
+		       struct journal_result *res);
+
+/*
+ * Why the journal step cannot run on @fstype, when the ext4 journal is
+ * not the reason: what stays on an xfs filesystem and why, or why btrfs
+ * has no zeroout. NULL for other types.
+ */
+const char *fslog_unsupported_reason(const char *fstype);
+
+#endif

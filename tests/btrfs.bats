@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# --journal on btrfs: the journal step is a transaction commit
+# (BTRFS_IOC_SYNC) between two FITRIMs, and afterwards a raw read of the
+# device finds no name and no content of a file deleted before the run.
+
+# shellcheck disable=SC2154 # $stderr comes from bats' run --separate-stderr
+
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-300}
+
+load test_helper/common-setup
+
+setup() {
+	_common_setup
+	require_root
+	require_cmd mkfs.btrfs strace
+}
+
+teardown() {
+	_common_teardown
+}
+
+# delete_unsynced N: N kept and N deleted files in $MNT/d, each holding a
+# numbered marker; the creation is synced, the deletion is not.
+delete_unsynced() {
+	local n=$1 i I k d
+	mkdir "$MNT/d"
+	for ((i = 0; i < n; i++)); do
+		printf -v I %05d "$i"
+		k=KEEPCONT$I. d=DELCONT$I.
+		k=$k$k$k$k$k$k$k$k d=$d$d$d$d$d$d$d$d
+		echo "$k$k$k$k$k" >"$MNT/d/KEEPNAME-$I"
+		echo "$d$d$d$d$d" >"$MNT/d/DELNAME-$I"
+	done
+	sync -f "$MNT"
+	rm -f "$MNT"/d/DELNAME-*
+}
+
+# remnants_on DEV: "NAMES CONTENTS", the distinct deleted names and
+# contents a raw read of the device finds, past the page cache.
+remnants_on() {
+	dd if="$1" iflag=direct bs=1M status=none | LC_ALL=C tr -s '\000' '\n' |
+		LC_ALL=C grep -a -o -E 'DELNAME-[0-9]{5}|DELCONT[0-9]{5}' | sort -u |
+		awk '/^DELNAME/ { n++ } /^DELCONT/ { c++ } END { print n + 0, c + 0 }'
+}
+
+# bats test_tags=root
+@test "btrfs: the deleted names and contents on the device before the run, none after --journal" {
+	# nodiscard: btrfs (Linux 6.2+) discards freed extents on its own,
+	# some time after a commit; without it only a FITRIM removes them,
+	# so what is left is what fstrim-ext did
+	MOUNT_OPTS=nodiscard make_loop_fs btrfs 512
+	delete_unsynced 40
+	run remnants_on "$LOOPDEV"
+	read -r names contents <<<"$output"
+	((names > 0 && contents > 0)) || fail "the deletion left $output: expected remnants"
+
+	run -0 --separate-stderr strace -f -qq -e trace=ioctl,syncfs \
+		-o "$BATS_TEST_TMPDIR/strace.log" "$FSTRIM_EXT" -v --journal "$MNT"
+	assert_output --regexp "^$MNT: .* \([0-9]+ bytes\) trimmed, transaction committed via BTRFS_IOC_SYNC$"
+	assert_equal "$stderr" ""
+	# the order: commit, FITRIM, commit, FITRIM
+	run -0 grep -o -E '^[0-9]+ +(syncfs|ioctl\([0-9]+, (FITRIM|BTRFS_IOC_SYNC))' \
+		"$BATS_TEST_TMPDIR/strace.log"
+	assert_equal "$(sed -E 's/^[0-9]+ +//; s/ioctl\([0-9]+, //' <<<"$output" | paste -sd,)" \
+		syncfs,FITRIM,BTRFS_IOC_SYNC,FITRIM
+	run remnants_on "$LOOPDEV"
+	assert_output "0 0"
+	# the kept files are all there
+	run -0 sh -c "cat '$MNT'/d/KEEPNAME-* | grep -o 'KEEPCONT[0-9]*' | sort -u | wc -l"
+	assert_output 40
+}
+
+# bats test_tags=root
+@test "btrfs: --journal in JSON is done, through BTRFS_IOC_SYNC; a dry run commits nothing" {
+	require_cmd jq
+	make_loop_fs btrfs 256
+	run -0 --separate-stderr "$FSTRIM_EXT" --json --journal "$MNT"
+	assert_equal "$(jq -r '.filesystems[0] | [.status, .trim, .journal, .journal_interface] | join(" ")' <<<"$output")" \
+		"ok done done BTRFS_IOC_SYNC"
+	assert_equal "$(jq -r .status <<<"$output")" 0
+
+	run -0 strace -f -qq -e trace=ioctl,syncfs -o "$BATS_TEST_TMPDIR/dry.log" \
+		"$FSTRIM_EXT" -n --journal "$MNT"
+	assert_output "$MNT: 0 B (dry run) trimmed, transaction commit possible via BTRFS_IOC_SYNC (dry run)"
+	run grep -E 'FITRIM|BTRFS_IOC_SYNC|syncfs' "$BATS_TEST_TMPDIR/dry.log"
+	assert_failure
+}
+
+# bats test_tags=root
+@test "btrfs: --journal-erase=zeroout is unsupported, with the reason" {
+	make_loop_fs btrfs 256
+	run -1 --separate-stderr "$FSTRIM_EXT" --journal-erase=zeroout "$MNT"
+	assert_equal "$stderr" "fstrim-ext: $MNT: the journal step is not supported: btrfs frees old copies of its metadata to free space, which only FITRIM erases (use --journal-erase=discard)"
+}
