@@ -15,7 +15,7 @@
 #                              writes kept in $NSPAWN_DIR/upper/upper until
 #                              teardown; without, /usr only (--volatile=yes)
 #   nspawn_boot [ARGS...]      boot, wait until the boot is done; ARGS go to
-#                              systemd-nspawn before --boot
+#                              systemd-nspawn, NSPAWN_INIT_ARGS to systemd
 #   container CMD...           run CMD inside (all namespaces of its PID 1)
 #   nspawn_poweroff            shut down cleanly and wait for the end
 #   nspawn_wait_for WHAT CMD   poll CMD until it succeeds, with a bound
@@ -34,6 +34,7 @@ nspawn_setup() {
 	[[ ${1:-} == --overlay ]] && NSPAWN_OVERLAY=yes
 	NSPAWN_PID=
 	CONTAINER_PID=
+	NSPAWN_INIT_ARGS=()
 	mkdir -p "$NSPAWN_ROOT" "$NSPAWN_DIR/upper"
 	# A fixed machine ID: without one, systemd takes the boot for a first
 	# boot and enables every unit its presets name.
@@ -108,7 +109,7 @@ nspawn_boot() {
 		--register=no --keep-unit --console=pipe --private-network \
 		--system-call-filter=bpf \
 		--bind-ro="$NSPAWN_DIR/machine-id:/etc/machine-id" \
-		"$@" --boot systemd.unit=basic.target \
+		"$@" --boot systemd.unit=basic.target "${NSPAWN_INIT_ARGS[@]}" \
 		</dev/null >"$NSPAWN_DIR/console.log" 2>&1 3>&- &
 	NSPAWN_PID=$!
 	CONTAINER_PID=
