@@ -18,9 +18,6 @@ bats_require_minimum_version 1.5.0
 # per test: the htree test took 253 s under UML on a loaded two-core host
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-900}
 
-# per-test timeout (the whole guest is bounded too, by check-kernel.sh)
-BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-300}
-
 setup_file() {
 	: "${FSTRIM_EXT:?}" "${KCHECK_PROBE:?}" "${KCHECK_RUNDIR:?}" "${KCHECK_FLAVOR:?}"
 	MNT=/tmp/kcheck
