@@ -234,7 +234,8 @@ _writer_loop() {
 			[[ -z ${WRITER_LOG:-} ]] || echo "+ $sum $f" >>"$WRITER_LOG"
 		done < <(sha256sum "${batch[@]}")
 		[[ -z ${WRITER_LOG:-} ]] || sync "$WRITER_LOG"
-		echo "$n" >"$manifest.count"
+		# renamed into place: a reader never sees a half-written count
+		echo "$n" >"$manifest.count.new" && mv -f "$manifest.count.new" "$manifest.count"
 		# delete about one in four, and the oldest beyond the limit
 		for ((k = 0; k < ${#batch[@]} / 4 + (${#names[@]} > WRITER_MAX_FILES); k++)); do
 			line=$((RANDOM % ${#names[@]}))
@@ -275,6 +276,18 @@ writer_stop() {
 # files the writer has written so far
 writer_count() {
 	cat "$WRITER_MANIFEST.count"
+}
+
+# writer_wait_past N: wait until the writer has finished a batch that
+# takes its count beyond N, and print the new count. Bounded by the
+# test's timeout, not here: on a loaded machine a batch can take long.
+writer_wait_past() {
+	local count
+	while count=$(writer_count) && ((count <= $1)); do
+		kill -0 "$WRITER_PID" 2>/dev/null || fail "the writer ended early"
+		sleep 0.05
+	done
+	echo "$count"
 }
 
 # verify_manifest MANIFEST: every listed file has its checksum
