@@ -83,7 +83,8 @@ static void __attribute__((__noreturn__)) usage(void)
 	      "     --quiet-unsupported    be silent about filesystems that cannot do a step\n"
 	      " -n, --dry-run              select and check, but discard nothing\n"
 	      "     --audit                check, read-only, what the device still holds of\n"
-	      "                              deleted data (after the steps with --journal)\n"
+	      "                              deleted data (after the steps with --journal);\n"
+	      "                              status 2 when found, 32/64 when not all examined\n"
 	      " -J, --json                 print one JSON document for the whole run\n"
 	      "     --step <num>           bytes of whole block groups per FITRIM call, so\n"
 	      "                              that SIGINT and SIGTERM stop within one\n"
@@ -298,14 +299,15 @@ static void note_stopped(const struct fstrim_control *ctl, const struct fs_resul
 }
 
 /*
- * --audit: 1 when something recoverable was found; 32 when no filesystem
- * could be audited, 64 when some could not (a failed step counts as
- * such); both added, so 65 is "found on one, could not look at another".
+ * --audit: 2 when something recoverable was found, a status nothing else
+ * gives; 32 when no filesystem could be audited in full, 64 when some
+ * could not (a failed step counts as such); or-ed, so 66 is "found on
+ * one, could not look at all of another".
  */
 static int audit_status(const struct fstrim_control *ctl, unsigned int tried,
 			unsigned int failed)
 {
-	return report_all_status(tried, failed) | (ctl->found ? 1 : 0);
+	return report_all_status(tried, failed) | (ctl->found ? EXIT_AUDIT_FOUND : 0);
 }
 
 /* What the user reads about a filesystem: lines, or its part of the JSON document. */
@@ -381,6 +383,68 @@ static void warn_remnants(const struct fstrim_control *ctl, int fd, const char *
 }
 
 /*
+ * Discard is a hint: read the journal back, and where it still holds
+ * data, erase again with zeroout (journal_verify()). Data left is a
+ * failure; a journal that cannot be read back is said, not counted.
+ */
+static void verify_journal(const struct fstrim_control *ctl, int fd, const char *path,
+			   struct fs_result *res)
+{
+	struct journal_verify *v = &res->verify;
+
+	journal_verify(fd, v);
+	if (v->state == JOURNAL_VERIFY_UNREAD)
+		note(ctl, "%s: warning: the journal could not be read back: %s", path,
+		     strerror(v->error));
+	else if (v->state == JOURNAL_VERIFY_DATA_LEFT)
+		note(ctl,
+		     "%s: %" PRIu64
+		     " journal blocks still hold data after the erase and %s%s%s",
+		     path, v->left, v->redo, v->error ? ": " : "",
+		     v->error ? strerror(v->error) : "");
+}
+
+/* Free extents read back after the last FITRIM (see audit_free_sample()). */
+#define TRIM_CHECK_EXTENTS 64
+
+/*
+ * The same for free space: a sample of what FITRIM discarded is read
+ * back, so that a device that ignores discard is reported, not trusted.
+ */
+static void verify_trim(const struct fstrim_control *ctl, int fd, const char *path,
+			struct fs_result *res)
+{
+	struct audit_free *f = &res->trim_check;
+	char size[SIZE_HUMAN_MAX];
+
+	uint64_t more;
+	int rc;
+
+	res->trim_checked = true;
+	rc = audit_free_sample(fd, ctl->range.start, ctl->range.len, ctl->range.minlen,
+			       TRIM_CHECK_EXTENTS, f);
+	/*
+	 * Blocks freed by a transaction that committed after FITRIM began
+	 * are free in the bitmap but were not yet discardable: commit,
+	 * discard once more, and count only what stays.
+	 */
+	if (!rc && f->nonzero_blocks && syncfs(fd) == 0 &&
+	    trim_fs(fd, &ctl->range, &more) == 0)
+		rc = audit_free_sample(fd, ctl->range.start, ctl->range.len,
+				       ctl->range.minlen, TRIM_CHECK_EXTENTS, f);
+	if (rc)
+		note(ctl,
+		     "%s: warning: the discarded free space could not be read back: %s",
+		     path, strerror(f->error));
+	else if (f->nonzero_blocks)
+		note(ctl,
+		     "%s: warning: the device may not erase what it discards: %" PRIu64
+		     " free blocks still hold data in %s read back after FITRIM",
+		     path, f->nonzero_blocks,
+		     size_to_human(f->read_bytes, size, sizeof(size)));
+}
+
+/*
  * The steps on one filesystem, through the descriptor that was checked,
  * then the audit. Returns 0, 1 when a step is unsupported, or -errno.
  */
@@ -404,6 +468,7 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 	struct audit_result audit = { 0 };
 	int trim_rc = 0, journal_rc = 0, rc;
 	char error[256];
+	bool ext4;
 
 	if (jf.trim_asked) {
 		/*
@@ -444,6 +509,10 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 		/* ext4's journal erase, or btrfs's commit (lib/fslog) */
 		journal_rc =
 			fslog_journal_step(fd, ctl->erase, ctl->dryrun, &res.journal);
+		/* only ext4's journal and free space are read back */
+		ext4 = res.journal.iface != JOURNAL_IFACE_BTRFS_SYNC;
+		if (journal_rc == 0 && !ctl->dryrun && ext4)
+			verify_journal(ctl, fd, path, &res);
 		if (journal_rc == 0) {
 			res.journal_done = true;
 			/*
@@ -458,6 +527,9 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 				if (res.trim_stopped)
 					note_stopped(ctl, &res);
 			}
+			if (res.trim_done && !ctl->dryrun && !res.retrim_rc &&
+			    !res.trim_stopped && ext4)
+				verify_trim(ctl, fd, path, &res);
 			if (res.retrim_rc)
 				note(ctl,
 				     "%s: FITRIM after the journal checkpoint failed: %s; "
@@ -479,15 +551,20 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 		}
 	}
 	rc = worse(worse(trim_rc, journal_rc), res.retrim_rc);
+	if (res.verify.state == JOURNAL_VERIFY_DATA_LEFT)
+		rc = worse(rc, -EIO);
 
 	if (ctl->audit) {
 		jf.audit = &audit;
 		jf.audit_rc = audit_fs(fd, &audit);
 		if (jf.audit_rc == 0 && audit_found_remnants(&audit))
 			ctl->found++;
+		/* a filesystem the audit did not examine is never clean */
 		if (jf.audit_rc < 0)
 			rc = worse(rc, jf.audit_rc);
-		else if (jf.audit_rc == 0 && audit_incomplete(&audit))
+		else if (jf.audit_rc == 1)
+			rc = worse(rc, -EOPNOTSUPP);
+		else if (audit_incomplete(&audit))
 			rc = worse(rc, -EIO);
 	}
 out:

@@ -29,10 +29,24 @@ struct audit_journal {
 	bool external; /* on its own device (mke2fs -O journal_dev) */
 	char uuid[37]; /* the external journal's UUID, "" otherwise */
 	bool read; /* the blocks below were counted */
+	bool live_log; /* the journal holds transactions not yet checkpointed */
 	uint32_t block_size;
 	uint64_t blocks; /* journal blocks after its superblock */
-	uint64_t nonzero_blocks; /* of these, holding non-zero bytes */
+	uint64_t nonzero_blocks; /* of these, holding non-zero bytes: */
+	uint64_t live_blocks; /* the log recovery would replay, newest copies */
+	uint64_t old_blocks; /* older transactions, and copies a later one
+					 * logs again or revokes: history */
 	int error; /* 0, or the errno that stopped the count */
+};
+
+/* The free space of the block bitmap, read back from the device. */
+struct audit_free {
+	bool read; /* the figures below were read */
+	uint32_t block_size;
+	uint64_t free_bytes; /* free space in the bitmap */
+	uint64_t read_bytes; /* how much of it was read */
+	uint64_t nonzero_blocks; /* free blocks read that are not zero */
+	int error; /* 0, or the errno that stopped the read */
 };
 
 /* A directory whose live blocks still hold names of removed entries. */
@@ -71,6 +85,7 @@ struct audit_result {
 	struct audit_journal journal;
 	struct audit_dirents dirents;
 	struct audit_kernel kernel;
+	struct audit_free free;
 	bool free_known; /* the free-space figures below were read */
 	uint64_t free_bytes;
 	uint64_t small_free_bytes; /* in extents smaller than the discard
@@ -88,7 +103,39 @@ struct audit_result {
  */
 int audit_fs(int fd, struct audit_result *out);
 
-/* Whether the audit found data that a reader of the device could recover. */
+/* Byte ranges of a device. */
+struct audit_extents {
+	char *devpath;
+	uint64_t *start, *len;
+	size_t count, alloc;
+};
+
+/*
+ * Read back the journal of the ext4 filesystem open at @fd, as the audit
+ * does: @j->old_blocks are its non-zero blocks outside the live log,
+ * which an erase should have cleared. With @old, also where they lie on
+ * the journal's device. Returns 0 or -errno (-ENODEV: no journal).
+ */
+int audit_journal_readback(int fd, struct audit_journal *j, struct audit_extents *old);
+
+void audit_extents_free(struct audit_extents *e);
+
+/*
+ * After FITRIM over @start, @len with @minlen on the filesystem open at
+ * @fd: read back, with O_DIRECT, up to 1 MiB of at most @extents free
+ * extents that FITRIM would have discarded (the part aligned to the
+ * device's discard granularity), spread over the range. @out->read_bytes
+ * is what was read, @out->nonzero_blocks what held data: a device that
+ * ignores discard. Returns 0 or -errno.
+ */
+int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+		      unsigned int extents, struct audit_free *out);
+
+/*
+ * Whether the audit found data that a reader of the device could recover:
+ * journal blocks of older transactions (not the live log), names of
+ * removed entries in directory blocks, free blocks that are not zero.
+ */
 bool audit_found_remnants(const struct audit_result *res);
 
 /* Whether some part of the audit could not be done. */
@@ -107,7 +154,7 @@ char *audit_describe(const char *path, const struct audit_result *res, int rc,
 
 /*
  * Whether @buf of @len bytes holds a name that looks like one a user gave:
- * no NUL, no '/', no control characters. Exposed for the unit test.
+ * no NUL, no '/', no control characters, not "." or "..". Exposed for the unit test.
  */
 bool audit_name_plausible(const char *buf, size_t len);
 

@@ -5,11 +5,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "audit.h"
 #include "journal.h"
 
 /* fstrim's exit statuses for -a, -A and -I, those of mount -a */
 #define EXIT_ALL_FAILED 32
 #define EXIT_SOME_FAILED 64
+/* --audit found deleted data: a status neither fstrim nor the rest of the run gives */
+#define EXIT_AUDIT_FOUND 2
 
 /* What happened to one filesystem. */
 struct fs_result {
@@ -26,6 +29,9 @@ struct fs_result {
 	enum journal_erase erase;
 	struct journal_result journal;
 	int retrim_rc; /* the FITRIM after the checkpoint: 0, 1 unsupported, -errno */
+	struct journal_verify verify; /* the journal read back after the erase */
+	bool trim_checked; /* free space read back after the last FITRIM */
+	struct audit_free trim_check;
 };
 
 /*

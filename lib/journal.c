@@ -3,12 +3,19 @@
  * The journal step: checkpoint the ext4 journal and erase its blocks.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/vfs.h>
 
+#include <linux/fs.h>
 #include <linux/magic.h>
 
+#include "audit.h"
 #include "ext4-ioctl.h"
 #include "journal.h"
 
@@ -88,4 +95,96 @@ int journal_erase(int fd, enum journal_erase how, bool dry_run,
 	if (dry_run)
 		flags |= EXT4_IOC_CHECKPOINT_FLAG_DRY_RUN;
 	return ext4_checkpoint(fd, flags, res);
+}
+
+const char *journal_verified_name(enum journal_verified state)
+{
+	switch (state) {
+	case JOURNAL_VERIFY_ZERO:
+		return "zero";
+	case JOURNAL_VERIFY_ZEROED:
+		return "zeroed-again";
+	case JOURNAL_VERIFY_DATA_LEFT:
+		return "data-left";
+	case JOURNAL_VERIFY_UNREAD:
+		return "not-read";
+	default:
+		return "not-verified";
+	}
+}
+
+/*
+ * Zero the journal's blocks that hold data on its device while the
+ * filesystem is frozen: a freeze checkpoints the journal and holds every
+ * update, so no block but the superblock is needed, as under the
+ * checkpoint ioctl. The blocks are found under the freeze, and read back
+ * under it too: nothing else writes the journal meanwhile. @left is what
+ * still holds data then.
+ */
+static int zeroout_frozen(int fd, uint64_t *left)
+{
+	struct audit_extents old = { 0 };
+	struct audit_journal j;
+	size_t i;
+	int dev = -1, rc;
+
+	if (ioctl(fd, FIFREEZE, 0) != 0)
+		return -errno;
+	rc = audit_journal_readback(fd, &j, &old);
+	if (!rc && old.count) {
+		dev = open(old.devpath, O_WRONLY | O_CLOEXEC);
+		if (dev < 0)
+			rc = -errno;
+	}
+	for (i = 0; !rc && i < old.count; i++) {
+		uint64_t range[2] = { old.start[i], old.len[i] };
+
+		if (ioctl(dev, BLKZEROOUT, range) != 0)
+			rc = -errno;
+	}
+	if (dev >= 0)
+		close(dev);
+	if (!rc)
+		rc = audit_journal_readback(fd, &j, NULL);
+	if (!rc)
+		*left = j.old_blocks;
+	if (ioctl(fd, FITHAW, 0) != 0 && !rc)
+		rc = -errno;
+	audit_extents_free(&old);
+	return rc;
+}
+
+int journal_verify(int fd, struct journal_verify *v)
+{
+	__u32 flags = EXT4_IOC_CHECKPOINT_FLAG_ZEROOUT;
+	struct audit_journal j;
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	rc = audit_journal_readback(fd, &j, NULL);
+	if (rc) {
+		v->state = JOURNAL_VERIFY_UNREAD;
+		v->error = -rc;
+		return rc;
+	}
+	v->found = v->left = j.old_blocks;
+	if (!v->found) {
+		v->state = JOURNAL_VERIFY_ZERO;
+		return 0;
+	}
+	/* write-zeroes promises zeroes where discard promises nothing */
+	v->redo = "EXT4_IOC_CHECKPOINT ZEROOUT";
+	if (ioctl(fd, EXT4_IOC_CHECKPOINT, &flags) != 0)
+		v->error = errno;
+	else if (audit_journal_readback(fd, &j, NULL) == 0)
+		v->left = j.old_blocks;
+	if (v->left) {
+		/* a device that takes write-zeroes as a discard too */
+		v->redo = "BLKZEROOUT";
+		rc = zeroout_frozen(fd, &v->left);
+		if (rc)
+			v->error = -rc;
+	}
+	v->state = v->left ? JOURNAL_VERIFY_DATA_LEFT : JOURNAL_VERIFY_ZEROED;
+	return v->left ? -EIO : 0;
 }

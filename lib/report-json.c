@@ -30,6 +30,10 @@ enum {
 	COL_JOURNAL,
 	COL_JOURNAL_ERASE,
 	COL_JOURNAL_IFACE,
+	COL_TRIM_VERIFIED,
+	COL_TRIM_READBACK,
+	COL_JOURNAL_VERIFIED,
+	COL_JOURNAL_READBACK,
 	COL_REASON,
 	COL_ERROR,
 	COL_WARNINGS,
@@ -40,10 +44,14 @@ enum {
 	COL_AUDIT_JOURNAL_EXTERNAL,
 	COL_AUDIT_JOURNAL_BLOCKS,
 	COL_AUDIT_JOURNAL_NONZERO,
+	COL_AUDIT_JOURNAL_OLD,
+	COL_AUDIT_JOURNAL_LIVE,
 	COL_AUDIT_DELETED_NAMES,
 	COL_AUDIT_DIRECTORIES,
 	COL_AUDIT_FREE,
 	COL_AUDIT_SMALL_FREE,
+	COL_AUDIT_FREE_READ,
+	COL_AUDIT_FREE_NONZERO,
 	COL_AUDIT_DISCARD,
 	COL_AUDIT_WRITE_ZEROES,
 	COL_AUDIT_JOURNAL_DISCARD,
@@ -79,6 +87,10 @@ static const struct colinfo columns[NCOLS] = {
 	[COL_JOURNAL] = { "journal", SCOLS_JSON_STRING },
 	[COL_JOURNAL_ERASE] = { "journal_erase", SCOLS_JSON_STRING },
 	[COL_JOURNAL_IFACE] = { "journal_interface", SCOLS_JSON_STRING },
+	[COL_TRIM_VERIFIED] = { "trim_verified", SCOLS_JSON_STRING },
+	[COL_TRIM_READBACK] = { "trim_readback_bytes", SCOLS_JSON_NUMBER },
+	[COL_JOURNAL_VERIFIED] = { "journal_verified", SCOLS_JSON_STRING },
+	[COL_JOURNAL_READBACK] = { "journal_readback_blocks", SCOLS_JSON_NUMBER },
 	[COL_REASON] = { "reason", SCOLS_JSON_STRING },
 	[COL_ERROR] = { "error", SCOLS_JSON_STRING },
 	[COL_WARNINGS] = { "warnings", SCOLS_JSON_ARRAY_STRING },
@@ -90,6 +102,12 @@ static const struct colinfo columns[NCOLS] = {
 	[COL_AUDIT_JOURNAL_BLOCKS] = { "audit_journal_blocks", SCOLS_JSON_NUMBER, true },
 	[COL_AUDIT_JOURNAL_NONZERO] = { "audit_journal_nonzero_blocks", SCOLS_JSON_NUMBER,
 					true },
+	[COL_AUDIT_JOURNAL_OLD] = { "audit_journal_old_blocks", SCOLS_JSON_NUMBER, true },
+	[COL_AUDIT_JOURNAL_LIVE] = { "audit_journal_live_blocks", SCOLS_JSON_NUMBER,
+				     true },
+	[COL_AUDIT_FREE_READ] = { "audit_free_read_bytes", SCOLS_JSON_NUMBER, true },
+	[COL_AUDIT_FREE_NONZERO] = { "audit_free_nonzero_blocks", SCOLS_JSON_NUMBER,
+				     true },
 	[COL_AUDIT_DELETED_NAMES] = { "audit_deleted_names", SCOLS_JSON_NUMBER, true },
 	[COL_AUDIT_DIRECTORIES] = { "audit_directories", SCOLS_JSON_ARRAY_STRING, true },
 	[COL_AUDIT_FREE] = { "audit_free_bytes", SCOLS_JSON_NUMBER, true },
@@ -396,6 +414,8 @@ static int add_audit(struct report_json *rj, struct libscols_line *ln,
 		rc |= set_u64(rj, ln, COL_AUDIT_JOURNAL_BLOCKS, a->journal.blocks);
 		rc |= set_u64(rj, ln, COL_AUDIT_JOURNAL_NONZERO,
 			      a->journal.nonzero_blocks);
+		rc |= set_u64(rj, ln, COL_AUDIT_JOURNAL_OLD, a->journal.old_blocks);
+		rc |= set_u64(rj, ln, COL_AUDIT_JOURNAL_LIVE, a->journal.live_blocks);
 	} else if (a->journal.present) {
 		char msg[128];
 
@@ -413,9 +433,17 @@ static int add_audit(struct report_json *rj, struct libscols_line *ln,
 		snprintf(msg, sizeof(msg), "directories: %s", strerror(a->dirents.error));
 		rc |= list_append(&errors, &errors_len, msg);
 	}
-	if (a->free_known) {
-		rc |= set_u64(rj, ln, COL_AUDIT_FREE, a->free_bytes);
+	if (a->free_known)
 		rc |= set_u64(rj, ln, COL_AUDIT_SMALL_FREE, a->small_free_bytes);
+	if (a->free.read) {
+		rc |= set_u64(rj, ln, COL_AUDIT_FREE, a->free.free_bytes);
+		rc |= set_u64(rj, ln, COL_AUDIT_FREE_READ, a->free.read_bytes);
+		rc |= set_u64(rj, ln, COL_AUDIT_FREE_NONZERO, a->free.nonzero_blocks);
+	} else {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "free space: %s", strerror(a->free.error));
+		rc |= list_append(&errors, &errors_len, msg);
 	}
 	rc |= set(rj, ln, COL_AUDIT_ERRORS, errors);
 	free(dirs);
@@ -461,6 +489,15 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 				rc |= set_u64(rj, ln, COL_TRIM_STOPPED_AT, res->trim_pos);
 				rc |= set_u64(rj, ln, COL_TRIM_END, res->trim_end);
 			}
+			if (res->trim_checked) {
+				const struct audit_free *f = &res->trim_check;
+
+				rc |= set(rj, ln, COL_TRIM_VERIFIED,
+					  !f->read	    ? "not-read" :
+					  f->nonzero_blocks ? "data-left" :
+							      "zero");
+				rc |= set_u64(rj, ln, COL_TRIM_READBACK, f->read_bytes);
+			}
 			if (fs->trim_rc == 1)
 				reason = "the discard operation is not supported";
 			else if (fs->trim_rc < 0)
@@ -478,6 +515,22 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 			if (res->journal_done)
 				rc |= set(rj, ln, COL_JOURNAL_IFACE,
 					  journal_iface_name(res->journal.iface));
+			if (res->journal_done && !res->dry_run) {
+				rc |= set(rj, ln, COL_JOURNAL_VERIFIED,
+					  journal_verified_name(res->verify.state));
+				/* blocks with data read back after the first erase */
+				rc |= set_u64(rj, ln, COL_JOURNAL_READBACK,
+					      res->verify.found);
+			}
+			if (res->verify.state == JOURNAL_VERIFY_DATA_LEFT) {
+				if (!*error)
+					snprintf(error, sizeof(error),
+						 "journal: %" PRIu64
+						 " blocks still hold data "
+						 "after %s",
+						 res->verify.left, res->verify.redo);
+				worst = -EIO;
+			}
 			if (fs->journal_rc == 1 && !reason)
 				reason = report_journal_reason(&res->journal, fs->fstype);
 			else if (fs->journal_rc < 0 && !*error)
@@ -656,6 +709,10 @@ int main(int argc, char **argv)
 		a.journal.present = a.journal.read = true;
 		a.journal.blocks = 4095;
 		a.journal.nonzero_blocks = 22;
+		a.journal.old_blocks = 20;
+		a.journal.live_blocks = 2;
+		a.free.read = true;
+		a.free.free_bytes = a.free.read_bytes = 1 << 20;
 		a.dirents.scanned = true;
 		a.dirents.removed_names = 66;
 		a.dirents.ndirs = 1;
@@ -673,7 +730,7 @@ int main(int argc, char **argv)
 		f.trim_asked = false;
 		r.trim_done = false;
 		report_json_add(rj, &r, &f);
-		status = 1;
+		status = EXIT_AUDIT_FOUND;
 	} else {
 		report_json_add(rj, &r, &f);
 		r.path = "/srv \"quoted\"";

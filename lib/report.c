@@ -15,9 +15,35 @@ static const char *erase_verb(enum journal_erase how)
 	return how == JOURNAL_ERASE_ZEROOUT ? "zeroed" : "discarded";
 }
 
+/*
+ * What the read back of the journal adds to the line: nothing when it
+ * read zeroes (the erase the line names is the one verified).
+ */
+static const char *verify_text(const struct journal_verify *v)
+{
+	static char buf[128];
+
+	switch (v->state) {
+	case JOURNAL_VERIFY_ZEROED:
+		snprintf(buf, sizeof(buf),
+			 "; %" PRIu64 " blocks read back with data, zeroed via %s",
+			 v->found, v->redo);
+		return buf;
+	case JOURNAL_VERIFY_DATA_LEFT:
+		snprintf(buf, sizeof(buf),
+			 "; %" PRIu64 " blocks still hold data after %s too", v->left,
+			 v->redo ? v->redo : "erasing again");
+		return buf;
+	case JOURNAL_VERIFY_UNREAD:
+		return "; not read back";
+	default:
+		return "";
+	}
+}
+
 char *report_line(const struct fs_result *res, bool verbose)
 {
-	char size[SIZE_HUMAN_MAX], trim[96] = "", journal[128] = "", on[4096] = "";
+	char size[SIZE_HUMAN_MAX], trim[96] = "", journal[256] = "", on[4096] = "";
 	char pos[SIZE_HUMAN_MAX], end[SIZE_HUMAN_MAX], stopped[96] = "";
 	char *line = NULL;
 	const char *iface = journal_iface_name(res->journal.iface);
@@ -51,8 +77,8 @@ char *report_line(const struct fs_result *res, bool verbose)
 				 iface);
 		else
 			snprintf(journal, sizeof(journal),
-				 "journal checkpointed and %s via %s%s",
-				 erase_verb(res->erase), iface,
+				 "journal checkpointed and %s via %s%s%s",
+				 erase_verb(res->erase), iface, verify_text(&res->verify),
 				 res->retrim_rc < 0 ? ", but the FITRIM after it failed" :
 				 res->retrim_rc == 1 ?
 						      ", but the FITRIM after it was not "

@@ -15,6 +15,11 @@ setup() {
 
 teardown() {
 	_common_teardown
+	# the FUSE disk of the discard test, once its loop device is gone: its
+	# server ends when the filesystem is released
+	if mountpoint -q "$BATS_TEST_TMPDIR/fuse"; then
+		umount -l "$BATS_TEST_TMPDIR/fuse" || true
+	fi
 }
 
 # Unmount the test filesystem so that the image can be read as a whole.
@@ -229,4 +234,52 @@ fail_second_fitrim() {
 	assert_failure 1
 	assert_equal "$(jq -r '.filesystems[0].status' <<<"$output")" failed
 	assert_equal "$(jq -r '.filesystems[0].error' <<<"$output")" "FITRIM after the journal checkpoint: Input/output error"
+}
+
+@test "--journal reads the journal and a sample of the discarded free space back: zero" {
+	require_cmd jq
+	make_loop_fs ext4 64 -b 4096
+	make_pii_files "$MNT/gone" RB 20
+	sync
+	rm -rf "$MNT/gone"
+	run -0 --separate-stderr "$FSTRIM_EXT" --json --journal "$MNT"
+	assert_equal "$(jq -r '.filesystems[0].journal_verified' <<<"$output")" zero
+	assert_equal "$(jq -r '.filesystems[0].journal_readback_blocks' <<<"$output")" 0
+	assert_equal "$(jq -r '.filesystems[0].trim_verified' <<<"$output")" zero
+	(($(jq -r '.filesystems[0].trim_readback_bytes' <<<"$output") > 0)) ||
+		fail "nothing read back: $output"
+}
+
+# A loop device on a FUSE file whose discard is acknowledged and ignored
+# (tests/helpers/discard-ignored), as by firmware that ignores TRIM.
+@test "a device that ignores discard: the journal is zeroed again and verified, the free space reported" {
+	local helper="${top_builddir:-$top_srcdir}/tests/helpers/discard-ignored"
+	local disk="$BATS_TEST_TMPDIR/disk.img" fuse="$BATS_TEST_TMPDIR/fuse"
+	[[ -x $helper ]] || _skip_or_fail "needs $helper (libfuse3-dev)"
+	require_cmd jq
+	truncate -s 64M "$disk"
+	mkdir -p "$fuse" "$BATS_TEST_TMPDIR/mnt"
+	# returns once the disk is mounted; serves until unmounted
+	"$helper" "$disk" "$fuse" 3>&- || fail "the FUSE disk did not mount"
+	[[ -e $fuse/disk ]] || fail "the FUSE disk did not appear"
+	LOOPDEV=$(losetup --find --show "$fuse/disk") || fail "losetup failed"
+	LOOPDEVS+=("$LOOPDEV")
+	MNT="$BATS_TEST_TMPDIR/mnt"
+	mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0 "$LOOPDEV" >/dev/null
+	track_mount -o noatime "$LOOPDEV" "$MNT"
+	make_pii_files "$MNT/gone" IGN 20
+	sync
+	rm -rf "$MNT/gone"
+	sync
+	run -0 --separate-stderr "$FSTRIM_EXT" -v --journal "$MNT"
+	assert_output --regexp "^$MNT: .* trimmed, journal checkpointed and discarded via [A-Z_0-9]+; [1-9][0-9]* blocks read back with data, zeroed via (EXT4_IOC_CHECKPOINT ZEROOUT|BLKZEROOUT)$"
+	[[ $stderr == *"$MNT: warning: the device may not erase what it discards: "*" free blocks still hold data in "*" read back after FITRIM"* ]] ||
+		fail "stderr: $stderr"
+	# the journal now reads zero on the device; the free space does not
+	run -2 --separate-stderr "$FSTRIM_EXT" --audit --json "$MNT"
+	assert_equal "$(jq -r '.filesystems[0].audit_journal_old_blocks' <<<"$output")" 0
+	(($(jq -r '.filesystems[0].audit_free_nonzero_blocks' <<<"$output") >= 20)) ||
+		fail "the ignored discard left the contents: $output"
+	run --separate-stderr "$FSTRIM_EXT" --json --journal "$MNT"
+	assert_equal "$(jq -r '.filesystems[0].trim_verified' <<<"$output")" data-left
 }

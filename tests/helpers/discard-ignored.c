@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A disk whose discard does nothing, for the tests of the verified
+ * erase: a FUSE filesystem with one file, "disk", whose contents are
+ * those of an image file. A loop device on it offers discard (FUSE
+ * has fallocate), and a discard reaches here as
+ * fallocate(PUNCH_HOLE), which is acknowledged and ignored, as by
+ * firmware that ignores TRIM: the old data reads back. ZERO_RANGE
+ * (write-zeroes that may not unmap) writes zeroes.
+ *
+ * Usage: discard-ignored IMAGE MOUNTPOINT
+ * It returns once MOUNTPOINT/disk is mounted (so a test waits for the
+ * command, not for a time), and serves in the background until unmounted.
+ */
+#define FUSE_USE_VERSION 31
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <fuse.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int image_fd = -1;
+static const char disk_path[] = "/disk";
+
+static int disk_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	struct stat img;
+
+	memset(st, 0, sizeof(*st));
+	if (!strcmp(path, "/")) {
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+		return 0;
+	}
+	if (strcmp(path, disk_path))
+		return -ENOENT;
+	if (fstat(image_fd, &img) != 0)
+		return -errno;
+	st->st_mode = S_IFREG | 0600;
+	st->st_nlink = 1;
+	st->st_size = img.st_size;
+	st->st_blocks = img.st_blocks;
+	return 0;
+}
+
+static int disk_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
+			struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	if (strcmp(path, "/"))
+		return -ENOENT;
+	fill(buf, ".", NULL, 0, 0);
+	fill(buf, "..", NULL, 0, 0);
+	fill(buf, disk_path + 1, NULL, 0, 0);
+	return 0;
+}
+
+static int disk_open(const char *path, struct fuse_file_info *fi)
+{
+	return strcmp(path, disk_path) ? -ENOENT : 0;
+}
+
+static int disk_read(const char *path, char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	ssize_t n = pread(image_fd, buf, size, off);
+
+	return n < 0 ? -errno : (int)n;
+}
+
+static int disk_write(const char *path, const char *buf, size_t size, off_t off,
+		      struct fuse_file_info *fi)
+{
+	ssize_t n = pwrite(image_fd, buf, size, off);
+
+	return n < 0 ? -errno : (int)n;
+}
+
+static int disk_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	return fdatasync(image_fd) ? -errno : 0;
+}
+
+static int disk_fallocate(const char *path, int mode, off_t off, off_t len,
+			  struct fuse_file_info *fi)
+{
+	if (getenv("DISCARD_IGNORED_LOG"))
+		fprintf(stderr, "fallocate mode %#x off %lld len %lld\n", mode,
+			(long long)off, (long long)len);
+	/* a discard: acknowledged, nothing done */
+	if (mode & FALLOC_FL_PUNCH_HOLE)
+		return 0;
+	if (mode & FALLOC_FL_ZERO_RANGE)
+		return fallocate(image_fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+				 off, len) ?
+			       -errno :
+			       0;
+	return 0;
+}
+
+static const struct fuse_operations ops = {
+	.getattr = disk_getattr,
+	.readdir = disk_readdir,
+	.open = disk_open,
+	.read = disk_read,
+	.write = disk_write,
+	.fsync = disk_fsync,
+	.fallocate = disk_fallocate,
+};
+
+int main(int argc, char **argv)
+{
+	static char single[] = "-s", opt[] = "-o", other[] = "allow_other";
+	char *fargs[] = { argv[0], single, opt, other, NULL, NULL };
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s IMAGE MOUNTPOINT\n", argv[0]);
+		return 1;
+	}
+	image_fd = open(argv[1], O_RDWR | O_CLOEXEC);
+	if (image_fd < 0) {
+		perror(argv[1]);
+		return 1;
+	}
+	fargs[4] = argv[2];
+	/* not -f: fuse_main() mounts, then daemonizes */
+	return fuse_main(5, fargs, &ops, NULL);
+}
