@@ -1,10 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# check-kernel.sh - prove the kernel/linux-6.1 series under User-Mode Linux
+# check-kernel.sh - prove the kernel/linux-* series under User-Mode Linux
 #
-# Builds two UML kernels from Debian's linux-source-6.1 tree, one with the
-# series and one without (each cached), boots each with the host's root as
+# For each Linux version with a series here (6.1 and 6.12), builds two UML
+# kernels from Debian's linux-source-VERSION tree, one without the series
+# and one with it, from one unpacked tree: the kernel with the series is
+# built incrementally over the one without (each cached), boots each with the host's root as
 # hostfs and ubd images, runs tests/kernel/guest.bats inside with the
 # project's fstrim-ext, then checks the images from the host, then kills
 # each kernel during fstrim-ext --journal under a writer, again and again
@@ -16,16 +18,24 @@
 #
 # usage: check-kernel.sh --srcdir DIR --builddir DIR --fstrim-ext PATH [--crash-only]
 #        check-kernel.sh --srcdir DIR --print-key patched|stock
+#            (prints "VERSION KEY", the cache key, for each version)
 #
 # Environment:
+#   FSTRIM_EXT_KERNEL_VERSIONS versions to check (default "6.1 6.12": every
+#                              kernel/linux-VERSION directory)
 #   FSTRIM_EXT_KERNEL_CACHE    kernel cache (default /var/cache/fstrim-ext/kernel)
-#   FSTRIM_EXT_KERNEL_SOURCE   tree tarball (default /usr/src/linux-source-6.1.tar.xz)
+#   FSTRIM_EXT_KERNEL_SOURCE   directory of the tree tarballs,
+#                              linux-source-VERSION.tar.xz (default /usr/src)
 #   FSTRIM_EXT_KERNEL_JOBS     make -j for the kernel build (default: nproc)
 #   FSTRIM_EXT_KERNEL_TIMEOUT  seconds one guest may run (default 900)
 #   FSTRIM_EXT_KERNEL_CC       compiler for the kernel (default gcc)
 #   FSTRIM_EXT_KERNEL_FLAVORS  kernels to boot (default "patched stock")
 #   FSTRIM_EXT_KERNEL_FILTER   run only the guest tests matching this regex
 #                              (and skip the crash trials)
+#   FSTRIM_EXT_KERNEL_CRASH_FLAVORS  kernels that get the crash trials
+#                              (default: every kernel booted)
+#   FSTRIM_EXT_KERNEL_GUESTS   guests (or sets of crash trials) run at once
+#                              (default 2)
 #   FSTRIM_EXT_CRASH_*         see tests/crash/crash-check.sh
 #   CC                         compiler for the probe (default cc)
 
@@ -60,19 +70,22 @@ case $fstrim_ext in
 *) fstrim_ext=$PWD/$fstrim_ext ;;
 esac
 
-tarball=${FSTRIM_EXT_KERNEL_SOURCE:-/usr/src/linux-source-6.1.tar.xz}
+sourcedir=${FSTRIM_EXT_KERNEL_SOURCE:-/usr/src}
 cache=${FSTRIM_EXT_KERNEL_CACHE:-/var/cache/fstrim-ext/kernel}
 jobs=${FSTRIM_EXT_KERNEL_JOBS:-$(nproc)}
 guest_timeout=${FSTRIM_EXT_KERNEL_TIMEOUT:-900}
 kcc=${FSTRIM_EXT_KERNEL_CC:-gcc}
 cc=${CC:-cc}
-seriesdir=$srcdir/kernel/linux-6.1
-fragment=$seriesdir/uml.config
 work=$builddir/kernel-check
 tap=$builddir/check-kernel.tap
 ((crash_only)) && tap=$builddir/check-crash.tap
 
 flavors=${FSTRIM_EXT_KERNEL_FLAVORS:-patched stock}
+crash_flavors=${FSTRIM_EXT_KERNEL_CRASH_FLAVORS:-$flavors}
+guests=${FSTRIM_EXT_KERNEL_GUESTS:-2}
+[[ $guests =~ ^[1-9][0-9]*$ ]] || die "FSTRIM_EXT_KERNEL_GUESTS takes a whole number, at least 1"
+versions=${FSTRIM_EXT_KERNEL_VERSIONS:-$(cd "$srcdir/kernel" &&
+	for d in linux-*/series; do d=${d%/series}; echo "${d#linux-}"; done | sort -V)}
 t_start=$(date +%s)
 elapsed() {
 	echo "$(($(date +%s) - t_start))s"
@@ -91,7 +104,11 @@ for p in "$srcdir" "$builddir" "$fstrim_ext"; do
 	esac
 done
 [[ $(id -u) -eq 0 ]] || die "must run as root (ubd images, mounts and capsh inside the guest)"
-[[ -r $tarball ]] || die "$tarball is missing (apt-get install linux-source-6.1)"
+for v in $versions; do
+	[[ -r $srcdir/kernel/linux-$v/series ]] || die "no series for Linux $v in $srcdir/kernel/linux-$v"
+	[[ -r $sourcedir/linux-source-$v.tar.xz ]] ||
+		die "$sourcedir/linux-source-$v.tar.xz is missing (apt-get install linux-source-$v)"
+done
 [[ -x $fstrim_ext ]] || die "$fstrim_ext is not built (run make first)"
 for cmd in bats strace capsh debugfs e2fsck mkfs.ext4 filefrag flex bison bc make patch xz; do
 	command -v "$cmd" >/dev/null || die "$cmd is required"
@@ -106,6 +123,7 @@ fi
 # ---------------------------------------------------------------------------
 # TAP bookkeeping
 
+declare -A kernel_bin kernel_ok tree_ids tree_tops
 tap_lines=()
 tap_comments=()
 failures=0
@@ -127,24 +145,35 @@ record() { # record ok|not_ok DESCRIPTION
 record_class() {
 	if [[ $1 == stock && $3 == "[patch "* ]]; then
 		if [[ $2 == not_ok ]]; then
-			record ok "$1: $3: fails without the series, as it must"
+			record ok "$ver $1: $3: fails without the series, as it must"
 		else
-			record not_ok "$1: $3: passes without the series, so it proves nothing"
+			record not_ok "$ver $1: $3: passes without the series, so it proves nothing"
 		fi
 	else
-		record "$2" "$1: $3"
+		record "$2" "$ver $1: $3"
 	fi
 }
 
 # ---------------------------------------------------------------------------
 # The kernels
 
-mapfile -t patches < <(grep -v '^[[:space:]]*\(#\|$\)' "$seriesdir/series")
-((${#patches[@]})) || die "$seriesdir/series lists no patch"
-
-tree_id=$(sha256sum < "$tarball" | cut -d' ' -f1)
-tree_top=$(tar tJf "$tarball" 2>/dev/null | head -1 | cut -d/ -f1)
 tool_id=$($kcc --version | head -1)
+
+# use_version VERSION: the tree, series and fragment the functions below use
+use_version() {
+	ver=$1
+	tarball=$sourcedir/linux-source-$ver.tar.xz
+	seriesdir=$srcdir/kernel/linux-$ver
+	fragment=$seriesdir/uml.config
+	mapfile -t patches < <(grep -v '^[[:space:]]*\(#\|$\)' "$seriesdir/series")
+	((${#patches[@]})) || die "$seriesdir/series lists no patch"
+	if [[ -z ${tree_ids[$ver]:-} ]]; then
+		tree_ids[$ver]=$(sha256sum < "$tarball" | cut -d' ' -f1)
+		tree_tops[$ver]=$(tar tJf "$tarball" 2>/dev/null | head -1 | cut -d/ -f1)
+	fi
+	tree_id=${tree_ids[$ver]} tree_top=${tree_tops[$ver]}
+	tree=$work/linux-$ver
+}
 
 kernel_key() { # kernel_key FLAVOR
 	{
@@ -172,30 +201,66 @@ apply_series() { # apply_series TREE LOG
 	done
 }
 
+# define_only_headers: the headers to which the series only adds #define
+# lines, comments and blank lines (include/uapi/linux/fs.h: the ioctl
+# number and its flags). A name a header newly defines can only be used by
+# a file the series changes, so no other object of a built tree changes
+# with it; every other file the series touches is newer than its objects.
+define_only_headers() {
+	awk '/^diff --git / { file = substr($4, 3); next }
+		file == "" || /^(\+\+\+|---) / { next }
+		/^-/ { bad[file] = 1 }
+		/^\+/ {
+			seen[file] = 1
+			if (substr($0, 2) !~ /^(#define[ \t].*|\/\*.*|[ \t]*\*.*|[ \t]*)$/)
+				bad[file] = 1
+		}
+		END { for (f in seen) if (!bad[f] && f ~ /\.h$/) print f }' \
+		"${patches[@]/#/$seriesdir/}" | sort
+}
+
+# apply_series_over_build TREE LOG: the series on a tree that was built
+# without it, for an incremental build: make rebuilds what depends on a
+# file the series changes (fs/ext4, fs/jbd2 and the link), except through
+# the define-only headers, which keep their old time.
+apply_series_over_build() {
+	local h headers=() stamps=()
+
+	mapfile -t headers < <(define_only_headers)
+	for h in "${headers[@]}"; do
+		stamps+=("$(stat -c %Y "$1/$h")") || return 1
+	done
+	apply_series "$1" "$2" || return 1
+	for h in "${!headers[@]}"; do
+		echo "keeping the time of ${headers[h]}: the series only adds definitions to it" >> "$2"
+		touch -d "@${stamps[h]}" "$1/${headers[h]}" || return 1
+	done
+}
+
 # The series must apply to this tree with no fuzz on every run, and each
 # patch on its own too; on a cached kernel only the files the series touches
 # (and checkpatch) are unpacked to show it.
 check_series_applies() {
-	local tree=$work/apply-check files=() p
+	local at=$work/apply-check-$ver files=() p
 
-	rm -rf "$tree" "$tree.pristine" && mkdir -p "$tree"
+	rm -rf "$at" "$at.pristine" && mkdir -p "$at"
 	mapfile -t files < <(for p in "${patches[@]}"; do
 		sed -n 's|^+++ b/||p' "$seriesdir/$p"
 	done | sort -u)
 	files+=(scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.checkpatch)
-	: > "$work/apply-check.log"
-	tar xJf "$tarball" -C "$tree" --strip-components=1 \
-		"${files[@]/#/$tree_top/}" 2>> "$work/apply-check.log" || return 1
-	cp -a "$tree" "$tree.pristine" || return 1
-	apply_series "$tree" "$work/apply-check.log"
+	: > "$at.log"
+	tar xJf "$tarball" -C "$at" --strip-components=1 \
+		"${files[@]/#/$tree_top/}" 2>> "$at.log" || return 1
+	cp -a "$at" "$at.pristine" || return 1
+	apply_series "$at" "$at.log"
 }
 
 # patch_applies_alone PATCH: PATCH on the pristine files, without the others
 patch_applies_alone() {
-	local tree=$work/apply-alone
+	local at=$work/apply-alone
 
-	rm -rf "$tree" && cp -a "$work/apply-check.pristine" "$tree" &&
-		patch -d "$tree" -p1 --fuzz=0 --no-backup-if-mismatch \
+	rm -rf "$at" && cp -a "$work/apply-check-$ver.pristine" "$at" &&
+		patch -d "$at" -p1 --fuzz=0 --no-backup-if-mismatch \
 			< "$seriesdir/$1" > "$work/apply-alone.log" 2>&1
 }
 
@@ -210,68 +275,104 @@ checkpatch_clean() {
 	if grep -q '^\[ Upstream commit [0-9a-f]\{40\} \]$' "$seriesdir/$1"; then
 		opts=(--no-tree --ignore "UNKNOWN_COMMIT_ID,GIT_COMMIT_ID")
 	fi
-	out=$(cd "$work/apply-check.pristine" &&
+	out=$(cd "$work/apply-check-$ver.pristine" &&
 		perl scripts/checkpatch.pl "${opts[@]}" --show-types "$seriesdir/$1" 2>&1)
-	echo "$out" > "$work/checkpatch-${1%.patch}.log"
+	echo "$out" > "$work/checkpatch-$ver-${1%.patch}.log"
 	grep -q '^total: 0 errors, 0 warnings, \(0 checks, \)\?[0-9]* lines checked$' <<< "$out"
 }
 
-build_kernel() { # build_kernel FLAVOR -> sets kernel_bin
-	local flavor=$1 key dir tree blog t0 opt
+# configure_tree LOG: ARCH=um defconfig with the fragment merged over it;
+# every option of the fragment must survive olddefconfig.
+configure_tree() {
+	local opt
 
-	key=$(kernel_key "$flavor")
-	dir=$cache/$key
-	kernel_bin=$dir/linux
-	if [[ -x $kernel_bin ]]; then
-		log "$flavor kernel: cached, $kernel_bin"
-		return 0
-	fi
-	t0=$(date +%s)
-	tree=$work/linux-6.1-$flavor
-	blog=$work/build-$flavor.log
-	log "$flavor kernel: not cached (key ${key:0:12}), building in $tree (log $blog)"
-	rm -rf "$tree" && mkdir -p "$tree"
-	: > "$blog"
-	tar xJf "$tarball" -C "$tree" --strip-components=1 || return 1
-	if [[ $flavor == patched ]]; then
-		apply_series "$tree" "$blog" || {
-			tail -20 "$blog"
-			return 1
-		}
-	fi
 	{
 		make -C "$tree" ARCH=um CC="$kcc" defconfig &&
 			"$tree"/scripts/kconfig/merge_config.sh -m -O "$tree" \
 				"$tree/.config" "$fragment" &&
 			make -C "$tree" ARCH=um CC="$kcc" olddefconfig
-	} >> "$blog" 2>&1 || {
-		tail -20 "$blog"
+	} >> "$1" 2>&1 || {
+		tail -20 "$1"
 		return 1
 	}
-	# Every option of the fragment must have survived olddefconfig.
 	while read -r opt; do
 		case $opt in
 		"# "*) ! grep -q "^${opt#\# }" "$tree/.config" ;;
 		*) grep -qxF -- "$opt" "$tree/.config" ;;
 		esac || {
-			echo "check-kernel: $flavor: '$opt' did not survive olddefconfig" >&2
+			echo "check-kernel: $ver: '$opt' did not survive olddefconfig" >&2
 			return 1
 		}
 	done < <(grep -E '^(CONFIG_|# CONFIG_)' "$fragment" |
 		sed 's/^# \(CONFIG_[A-Za-z0-9_]*\) is not set$/# \1=/')
-	make -C "$tree" ARCH=um CC="$kcc" -j"$jobs" linux >> "$blog" 2>&1 || {
-		tail -40 "$blog"
-		return 1
-	}
-	mkdir -p "$dir.tmp.$$" &&
-		cp "$tree/linux" "$tree/.config" "$dir.tmp.$$/" &&
-		rm -rf "$dir" && mv "$dir.tmp.$$" "$dir" || return 1
-	log "$flavor kernel: built in $(($(date +%s) - t0))s, cached as $dir"
-	rm -rf "$tree"
+}
+
+# build_kernels: the kernels of this version that $flavors asks for, each
+# from the cache or built. One tree is unpacked: the kernel without the
+# series is built first, then the series is applied over that build and
+# make rebuilds only what it changes (fs/ext4, fs/jbd2, the link). Sets
+# kernel_bin[FLAVOR] and kernel_ok[FLAVOR] (1 if it is there to boot).
+build_kernels() {
+	local f key dir blog t0 need=() built=0 failed=1
+
+	kernel_bin=() kernel_ok=()
+	for f in stock patched; do
+		[[ " $flavors " == *" $f "* ]] || continue
+		key=$(kernel_key "$f")
+		kernel_bin[$f]=$cache/$key/linux
+		if [[ -x ${kernel_bin[$f]} ]]; then
+			log "$ver $f kernel: cached, ${kernel_bin[$f]}"
+			kernel_ok[$f]=1
+		else
+			log "$ver $f kernel: not cached (key ${key:0:12})"
+			need+=("$f")
+		fi
+	done
+	((${#need[@]})) || return 0
+
+	t0=$(date +%s)
+	rm -rf "$tree" && mkdir -p "$tree" &&
+		tar xJf "$tarball" -C "$tree" --strip-components=1 || return 0
+	log "$ver: $tree_top unpacked in $tree in $(($(date +%s) - t0))s"
+	for f in "${need[@]}"; do
+		t0=$(date +%s)
+		blog=$work/build-$ver-$f.log
+		: > "$blog"
+		if [[ $f == patched ]]; then
+			if ((built)); then
+				apply_series_over_build "$tree" "$blog"
+			else
+				apply_series "$tree" "$blog"
+			fi || {
+				tail -20 "$blog"
+				break
+			}
+		fi
+		((built)) || configure_tree "$blog" || break
+		log "$ver $f kernel: building$( ((built)) && echo " over the last build") (log $blog)"
+		make -C "$tree" ARCH=um CC="$kcc" -j"$jobs" linux >> "$blog" 2>&1 || {
+			tail -40 "$blog"
+			break
+		}
+		built=1
+		dir=${kernel_bin[$f]%/linux}
+		if ! mkdir -p "$dir.tmp.$$" ||
+			! cp "$tree/linux" "$tree/.config" "$dir.tmp.$$/" ||
+			! rm -rf "$dir" || ! mv "$dir.tmp.$$" "$dir"; then
+			break
+		fi
+		kernel_ok[$f]=1
+		log "$ver $f kernel: built in $(($(date +%s) - t0))s, cached as $dir"
+		[[ $f != "${need[-1]}" ]] || failed=0
+	done
+	((failed)) || rm -rf "$tree"
 }
 
 if [[ -n $print_key ]]; then
-	kernel_key "$print_key"
+	for v in $versions; do
+		use_version "$v"
+		echo "$v $(kernel_key "$print_key")"
+	done
 	exit 0
 fi
 
@@ -314,11 +415,13 @@ journal_is_erased() {
 	((nonzero == 0 && mapped == 0))
 }
 
-boot_and_check() { # boot_and_check FLAVOR KERNEL
-	local flavor=$1 kernel=$2 run status line rest desc img
-	local plan=0 seen=0 t0
+# run_guest FLAVOR KERNEL: boots KERNEL on fresh images to run guest.bats;
+# its exit status goes to the run directory's status file. Runs in the
+# background, beside the guest of another kernel.
+run_guest() {
+	local flavor=$1 kernel=$2 run status t0
 
-	run=$work/run-$flavor
+	run=$work/run-$ver-$flavor
 	rm -rf "$run" && mkdir -p "$run"
 	truncate -s 128M "$run/main.img"
 	truncate -s 64M "$run/nojournal.img"
@@ -336,7 +439,7 @@ boot_and_check() { # boot_and_check FLAVOR KERNEL
 		BATS_LIB_PATH=/usr/lib/bats
 		KCHECK_FILTER='${FSTRIM_EXT_KERNEL_FILTER:-}'
 	EOF
-	log "$flavor kernel: booting (console log $run/console.log)"
+	log "$ver $flavor kernel: booting (console log $run/console.log)"
 	t0=$(date +%s)
 	timeout -k 10 "$guest_timeout" setsid "$kernel" mem=384M \
 		ubd0="$run/main.img" ubd1="$run/nojournal.img" \
@@ -347,9 +450,17 @@ boot_and_check() { # boot_and_check FLAVOR KERNEL
 		KCHECK_KEEP="$srcdir:$builddir:${fstrim_ext%/*}" \
 		con0=fd:0,fd:1 con=null < /dev/null > "$run/console.log" 2>&1
 	status=$?
-	log "$flavor kernel: guest exited with status $status after $(($(date +%s) - t0))s"
-	stty sane 2>/dev/null || true
+	echo "$status" > "$run/status"
+	log "$ver $flavor kernel: guest exited with status $status after $(($(date +%s) - t0))s"
+}
 
+# check_guest FLAVOR: the results of run_guest FLAVOR into TAP, and the
+# host's checks of the images the guest left.
+check_guest() {
+	local flavor=$1 run status line rest desc img plan=0 seen=0
+
+	run=$work/run-$ver-$flavor
+	status=$(cat "$run/status" 2>/dev/null) || status=none
 	# The guest's own tests, classified by the prefix of their names.
 	if [[ -s $run/guest.tap ]]; then
 		while IFS= read -r line; do
@@ -362,7 +473,7 @@ boot_and_check() { # boot_and_check FLAVOR KERNEL
 				desc=${rest#* }
 				if [[ $desc == *"# skip"* ]]; then
 					[[ $desc == "[stock]"* && $flavor == patched ]] && continue
-					record not_ok "$flavor: $desc (unexpected skip)"
+					record not_ok "$ver $flavor: $desc (unexpected skip)"
 					continue
 				fi
 				if [[ $line == "ok "* ]]; then
@@ -375,26 +486,26 @@ boot_and_check() { # boot_and_check FLAVOR KERNEL
 		done < "$run/guest.tap"
 	fi
 	if ((plan > 0 && seen == plan)); then
-		record ok "$flavor: the guest ran all $plan tests of guest.bats and powered off"
+		record ok "$ver $flavor: the guest ran all $plan tests of guest.bats and powered off"
 	else
-		record not_ok "$flavor: the guest ran $seen of ${plan:-?} tests (status $status; see $run/console.log)"
+		record not_ok "$ver $flavor: the guest ran $seen of ${plan:-?} tests (status $status; see $run/console.log)"
 		tail -30 "$run/console.log"
 	fi
 
 	# Host-side checks of the images the guest left. Under a filter the
 	# test that erases main.img's journal may not have run.
 	if [[ -n ${FSTRIM_EXT_KERNEL_FILTER:-} ]]; then
-		echo "# $flavor: journal of main.img not checked under FSTRIM_EXT_KERNEL_FILTER"
+		echo "# $ver $flavor: journal of main.img not checked under FSTRIM_EXT_KERNEL_FILTER"
 	elif journal_is_erased "$run/main.img" > "$run/journal-erased.txt"; then
-		record ok "$flavor: [both] the journal region of main.img reads back as zeroes, all holes"
+		record ok "$ver $flavor: [both] the journal region of main.img reads back as zeroes, all holes"
 	else
-		record not_ok "$flavor: [both] the journal region of main.img reads back as zeroes, all holes ($(cat "$run/journal-erased.txt"))"
+		record not_ok "$ver $flavor: [both] the journal region of main.img reads back as zeroes, all holes ($(cat "$run/journal-erased.txt"))"
 	fi
 	for img in main nojournal nodiscard djournal htree; do
 		if e2fsck -fn "$run/$img.img" > "$run/e2fsck-$img.log" 2>&1; then
-			record ok "$flavor: [both] e2fsck -fn is clean on $img.img"
+			record ok "$ver $flavor: [both] e2fsck -fn is clean on $img.img"
 		else
-			record not_ok "$flavor: [both] e2fsck -fn is clean on $img.img (see $run/e2fsck-$img.log)"
+			record not_ok "$ver $flavor: [both] e2fsck -fn is clean on $img.img (see $run/e2fsck-$img.log)"
 		fi
 	done
 	# Directory slack: every byte past a live entry's name, in every
@@ -402,7 +513,7 @@ boot_and_check() { # boot_and_check FLAVOR KERNEL
 	# leave stale entries and the hash map there without the series.
 	local slack_bad=()
 	if [[ -n ${FSTRIM_EXT_KERNEL_FILTER:-} ]]; then
-		echo "# $flavor: directory slack not checked under FSTRIM_EXT_KERNEL_FILTER"
+		echo "# $ver $flavor: directory slack not checked under FSTRIM_EXT_KERNEL_FILTER"
 	fi
 	: > "$run/dirent-slack.txt"
 	for img in main nojournal nodiscard djournal htree; do
@@ -416,42 +527,52 @@ boot_and_check() { # boot_and_check FLAVOR KERNEL
 	else
 		record_class "$flavor" not_ok "$desc (${slack_bad[*]}: $(grep -c 'past the name$' "$run/dirent-slack.txt") entries, see $run/dirent-slack.txt)"
 	fi
-	grep -v 'past the name$' "$run/dirent-slack.txt" | sed "s/^/# $flavor: /"
+	grep -v 'past the name$' "$run/dirent-slack.txt" | sed "s/^/# $ver $flavor: /"
 	for img in jbd2-erase htree-names recovery-journal inode-wipe journal-erased; do
-		[[ -s $run/$img.txt ]] && echo "# $flavor: $(cat "$run/$img.txt")"
+		[[ -s $run/$img.txt ]] && echo "# $ver $flavor: $(cat "$run/$img.txt")"
 	done
 	return 0
 }
 
 # ---------------------------------------------------------------------------
 
-log "tree $tarball ($tree_top), series of ${#patches[@]} patches, cache $cache"
-if ((crash_only)); then
-	:
-elif check_series_applies; then
-	record ok "the series applies to $tree_top with patch -p1 --fuzz=0"
-else
-	record not_ok "the series applies to $tree_top with patch -p1 --fuzz=0 (see $work/apply-check.log)"
-	cat "$work/apply-check.log"
-fi
-if ((!crash_only)) && [[ -d $work/apply-check.pristine ]]; then
+# check_series: the series applies to the tree with no fuzz, as a whole
+# and patch by patch, and checkpatch.pl is clean on each patch.
+check_series() {
+	local p
+
+	if check_series_applies; then
+		record ok "$ver: the series applies to $tree_top with patch -p1 --fuzz=0"
+	else
+		record not_ok "$ver: the series applies to $tree_top with patch -p1 --fuzz=0 (see $work/apply-check-$ver.log)"
+		cat "$work/apply-check-$ver.log"
+	fi
+	[[ -d $work/apply-check-$ver.pristine ]] || return 0
 	for p in "${patches[@]}"; do
 		if patch_applies_alone "$p"; then
-			record ok "$p applies on its own to $tree_top with patch -p1 --fuzz=0"
+			record ok "$ver: $p applies on its own to $tree_top with patch -p1 --fuzz=0"
 		else
-			record not_ok "$p applies on its own to $tree_top with patch -p1 --fuzz=0 ($(tail -1 "$work/apply-alone.log"))"
+			record not_ok "$ver: $p applies on its own to $tree_top with patch -p1 --fuzz=0 ($(tail -1 "$work/apply-alone.log"))"
 		fi
 		if checkpatch_clean "$p"; then
-			record ok "$p: checkpatch.pl is clean ($(sed -n 's/^total: //p' "$work/checkpatch-${p%.patch}.log"))"
+			record ok "$ver: $p: checkpatch.pl is clean ($(sed -n 's/^total: //p' "$work/checkpatch-$ver-${p%.patch}.log"))"
 		else
-			record not_ok "$p: checkpatch.pl is clean (see $work/checkpatch-${p%.patch}.log)"
-			head -20 "$work/checkpatch-${p%.patch}.log"
+			record not_ok "$ver: $p: checkpatch.pl is clean (see $work/checkpatch-$ver-${p%.patch}.log)"
+			head -20 "$work/checkpatch-$ver-${p%.patch}.log"
 		fi
 	done
-fi
+}
 
-# crash_trials FLAVOR KERNEL: tests/crash/crash-check.sh, one check a trial
-crash_trials() {
+# run_crash_trials FLAVOR KERNEL: tests/crash/crash-check.sh, its TAP kept
+run_crash_trials() {
+	log "$ver $1 kernel: crash trials (tests/crash/crash-check.sh)"
+	"$srcdir/tests/crash/crash-check.sh" --kernel "$2" --flavor "$ver-$1" \
+		--srcdir "$srcdir" --workdir "$work" --fstrim-ext "$fstrim_ext" \
+		--probe "$probe" > "$work/crash-$ver-$1.out" 2>&1
+}
+
+# record_crash_trials FLAVOR: one check a trial
+record_crash_trials() {
 	local line
 
 	while IFS= read -r line; do
@@ -463,23 +584,68 @@ crash_trials() {
 			tap_comments+=("$line")
 			;;
 		esac
-	done < <("$srcdir/tests/crash/crash-check.sh" --kernel "$2" --flavor "$1" \
-		--srcdir "$srcdir" --workdir "$work" --fstrim-ext "$fstrim_ext" \
-		--probe "$probe" 2>&1)
+	done < "$work/crash-$ver-$1.out"
 }
 
-for flavor in $flavors; do
-	if build_kernel "$flavor"; then
-		record ok "$flavor: UML kernel built ($kernel_bin)"
-		((crash_only)) || boot_and_check "$flavor" "$kernel_bin"
-		if [[ -z ${FSTRIM_EXT_KERNEL_FILTER:-} ]]; then
-			log "$flavor kernel: crash trials (tests/crash/crash-check.sh)"
-			crash_trials "$flavor" "$kernel_bin"
+# in_parallel FUNCTION ITEM...: FUNCTION FLAVOR KERNEL for each ITEM,
+# "VERSION FLAVOR KERNEL", $guests at a time: a UML guest keeps about one
+# CPU busy, so two guests fill a two-core machine.
+in_parallel() {
+	local fn=$1 item v f k n=0
+
+	shift
+	for item; do
+		read -r v f k <<< "$item"
+		(use_version "$v" && "$fn" "$f" "$k") &
+		n=$((n + 1))
+		((n % guests)) || wait
+	done
+	wait
+	stty sane 2>/dev/null || true
+}
+
+# in_order FUNCTION ITEM...: FUNCTION FLAVOR for each ITEM, one after the other
+in_order() {
+	local fn=$1 item v f
+
+	shift
+	for item; do
+		read -r v f _ <<< "$item"
+		use_version "$v"
+		"$fn" "$f"
+	done
+}
+
+# The kernels of every version first, then their guests, then the crash
+# trials, each two at a time.
+booted=()
+for v in $versions; do
+	use_version "$v"
+	log "$ver: tree $tarball ($tree_top), series of ${#patches[@]} patches, cache $cache"
+	((crash_only)) || check_series
+	build_kernels
+	for flavor in $flavors; do
+		if ((${kernel_ok[$flavor]:-0})); then
+			record ok "$ver $flavor: UML kernel built (${kernel_bin[$flavor]})"
+			booted+=("$ver $flavor ${kernel_bin[$flavor]}")
+		else
+			record not_ok "$ver $flavor: UML kernel built (see $work/build-$ver-$flavor.log)"
 		fi
-	else
-		record not_ok "$flavor: UML kernel built (see $work/build-$flavor.log)"
-	fi
+	done
 done
+if ((!crash_only)); then
+	in_parallel run_guest "${booted[@]}"
+	in_order check_guest "${booted[@]}"
+fi
+crashed=()
+if [[ -z ${FSTRIM_EXT_KERNEL_FILTER:-} ]]; then
+	for item in "${booted[@]}"; do
+		read -r v flavor _ <<< "$item"
+		[[ " $crash_flavors " != *" $flavor "* ]] || crashed+=("$item")
+	done
+fi
+in_parallel run_crash_trials "${crashed[@]}"
+in_order record_crash_trials "${crashed[@]}"
 
 {
 	printf '%s\n' "${tap_lines[@]}"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
 # shellcheck shell=bats
 #
-# Run inside the User-Mode Linux guest of `make check-kernel`, once on the
-# kernel with the series of kernel/linux-6.1 and once on the same kernel
-# without it. Test names start with the class the host checks them by:
+# Run inside the User-Mode Linux guest of `make check-kernel`, for each
+# version, once on the kernel with the series of kernel/linux-VERSION and
+# once on the same kernel without it. Test names start with the class the host checks them by:
 #   [patch N]  must pass with the series, and must fail without patch N;
 #   [stock]    runs only without the series (skipped with it), must pass;
 #   [both]     must pass on both kernels.
