@@ -27,7 +27,8 @@
 #   FSTRIM_EXT_KERNEL_SOURCE   directory of the tree tarballs,
 #                              linux-source-VERSION.tar.xz (default /usr/src)
 #   FSTRIM_EXT_KERNEL_JOBS     make -j for the kernel build (default: nproc)
-#   FSTRIM_EXT_KERNEL_TIMEOUT  seconds one guest may run (default 900)
+#   FSTRIM_EXT_KERNEL_TIMEOUT  seconds one guest may run (default 2400: a
+#                              guest took 1100 s at load 25)
 #   FSTRIM_EXT_KERNEL_CC       compiler for the kernel (default gcc)
 #   FSTRIM_EXT_KERNEL_FLAVORS  kernels to boot (default "patched stock")
 #   FSTRIM_EXT_KERNEL_FILTER   run only the guest tests matching this regex
@@ -73,7 +74,7 @@ esac
 sourcedir=${FSTRIM_EXT_KERNEL_SOURCE:-/usr/src}
 cache=${FSTRIM_EXT_KERNEL_CACHE:-/var/cache/fstrim-ext/kernel}
 jobs=${FSTRIM_EXT_KERNEL_JOBS:-$(nproc)}
-guest_timeout=${FSTRIM_EXT_KERNEL_TIMEOUT:-900}
+guest_timeout=${FSTRIM_EXT_KERNEL_TIMEOUT:-2400}
 kcc=${FSTRIM_EXT_KERNEL_CC:-gcc}
 cc=${CC:-cc}
 work=$builddir/kernel-check
