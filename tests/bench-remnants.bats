@@ -22,34 +22,47 @@ teardown() {
 	_common_teardown
 }
 
-# row OUTPUT METHOD: the table row of METHOD, as words
+# row OUTPUT METHOD TABLE: the row of METHOD in the first or second table
 row() {
-	awk -v m="$2" '$1 == "4k-unsynced" && $2 == m' <<<"$1"
+	awk -v m="$2" '$1 == "4k-unsynced" && $2 == m' <<<"$1" | sed -n "$3p"
 }
 
 # bats test_tags=root
 @test "bench/remnants: recovery tools get deleted files back after rm, none after --journal" {
-	local rm_row ext_row
+	local r e s r2 e2 s2
 	run -0 --separate-stderr "$top_srcdir/bench/remnants" --trials 1 --jobs 2 \
-		--scenarios 4k-unsynced --methods rm,fstrim-ext --tmpdir "$BATS_TEST_TMPDIR"
-	# the header names the tools' columns
-	assert_line --regexp '^scenario +method +n +total max of +total max of +magic +delete +names +inodes +secs +mnt'
-	rm_row=$(row "$output" rm)
-	ext_row=$(row "$output" fstrim-ext)
-	[[ -n $rm_row && -n $ext_row ]] || fail "no row for rm or fstrim-ext in: $output"
-	# scenario method n names max/of contents max/of ext4magic extundelete
-	# fls ils secs mounted intact fsck errors
-	read -r -a r <<<"$rm_row"
-	read -r -a e <<<"$ext_row"
-	assert_equal "${r[2]} ${e[2]}" "1 1"
-	((r[3] > 0 && r[5] > 0)) || fail "rm left no deleted name or content: $rm_row"
-	((r[7] > 0)) || fail "ext4magic got nothing back after rm: $rm_row"
-	[[ ${r[8]} =~ ^[0-9]+$ && ${r[9]} =~ ^[0-9]+$ && ${r[10]} =~ ^[0-9]+$ ]] ||
-		fail "extundelete, fls or ils column is not a count: $rm_row"
+		--scenarios 4k-unsynced --methods rm,fstrim-ext,srm --tmpdir "$BATS_TEST_TMPDIR"
+	# the headers name the tools' columns, then how each method went
+	assert_line --regexp '^scenario +method +n +names +contents +ext4magic +extundelete +fls +ils$'
+	assert_line --regexp '^scenario +method +n +of +secs +mounted +intact +fsck ok +errors +early$'
+	read -r -a r <<<"$(row "$output" rm 1)"
+	read -r -a e <<<"$(row "$output" fstrim-ext 1)"
+	read -r -a s <<<"$(row "$output" srm 1)"
+	read -r -a r2 <<<"$(row "$output" rm 2)"
+	read -r -a e2 <<<"$(row "$output" fstrim-ext 2)"
+	read -r -a s2 <<<"$(row "$output" srm 2)"
+	((${#r[@]} == 9 && ${#e[@]} == 9 && ${#s[@]} == 9)) || fail "no first-table rows in: $output"
+	((${#r2[@]} == 10 && ${#e2[@]} == 10 && ${#s2[@]} == 10)) ||
+		fail "no second-table rows in: $output"
+	# scenario method n names contents ext4magic extundelete fls ils
+	assert_equal "${r[2]} ${e[2]} ${s[2]}" "1 1 1"
+	((r[3] > 0 && r[4] > 0)) || fail "rm left no deleted name or content: ${r[*]}"
+	((r[5] > 0)) || fail "ext4magic got nothing back after rm: ${r[*]}"
+	[[ ${r[6]} =~ ^[0-9]+$ && ${r[7]} =~ ^[0-9]+$ && ${r[8]} =~ ^[0-9]+$ ]] ||
+		fail "extundelete, fls or ils column is not a count: ${r[*]}"
 	# after --journal: no name, no content, no file recovered by either tool,
 	# no deleted name listed by fls
-	assert_equal "${e[3]} ${e[5]} ${e[7]} ${e[8]} ${e[9]}" "0 0 0 0 0"
-	# both stayed mounted, kept files intact, e2fsck clean, no error
-	assert_equal "${r[12]} ${r[13]} ${r[14]} ${r[15]}" "yes 1/1 1/1 0"
-	assert_equal "${e[12]} ${e[13]} ${e[14]} ${e[15]}" "yes 1/1 1/1 0"
+	assert_equal "${e[3]} ${e[4]} ${e[5]} ${e[6]} ${e[7]}" "0 0 0 0 0"
+	# srm overwrites the contents; its renames leave names in the journal
+	((s[3] > 0)) || fail "srm left no deleted name: ${s[*]}"
+	assert_equal "${s[4]} ${s[5]}" "0 0"
+	# scenario method n of secs mounted intact fsck errors early: all stayed
+	# mounted, kept files intact, e2fsck clean, no error; whether the
+	# deletion was committed before the method is read (srm: not asked)
+	assert_equal "${r2[2]} ${r2[3]} ${r2[5]} ${r2[6]} ${r2[7]} ${r2[8]}" "1 60 yes 1/1 1/1 0"
+	assert_equal "${e2[2]} ${e2[3]} ${e2[5]} ${e2[6]} ${e2[7]} ${e2[8]}" "1 60 yes 1/1 1/1 0"
+	assert_equal "${s2[2]} ${s2[3]} ${s2[5]} ${s2[6]} ${s2[7]} ${s2[8]} ${s2[9]}" \
+		"1 60 yes 1/1 1/1 0 -"
+	[[ ${r2[9]} =~ ^[01]/1$ && ${e2[9]} =~ ^[01]/1$ ]] ||
+		fail "no early-commit count for rm or fstrim-ext: ${r2[*]} / ${e2[*]}"
 }
