@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * remnants-sync.so: preloaded (LD_PRELOAD) into srm, sfill and zerofree
- * by bench/remnants, it turns their sync() into a flush of the trial's
- * own filesystem or device, named by REMNANTS_SYNC_PATH: syncfs() of a
- * mountpoint, fsync() of a block device. On the trial's filesystem the
- * effect is the same as sync()'s; what it no longer does is commit the
- * deletions of the trials running beside it, which would then no longer
- * be "not synced". Not installed.
+ * remnants-sync.so: preloaded (LD_PRELOAD) into srm, sfill, zerofree and
+ * extundelete by bench/remnants, it turns their sync() into a flush of
+ * the one filesystem or device named by REMNANTS_SYNC_PATH: syncfs() of
+ * a directory's filesystem, fsync() of a block device. On the trial's
+ * filesystem the effect is the same as sync()'s; what it no longer does
+ * is commit the deletions of the trials running beside it, which would
+ * then no longer be "not synced". Not installed.
  */
 #include <fcntl.h>
 #include <stdlib.h>
