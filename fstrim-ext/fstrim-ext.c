@@ -438,8 +438,8 @@ static void verify_trim(const struct fstrim_control *ctl, int fd, const char *pa
 		     path, strerror(f->error));
 	else if (f->nonzero_blocks)
 		note(ctl,
-		     "%s: warning: the device may not erase what it discards: %" PRIu64
-		     " free blocks still hold data in %s read back after FITRIM",
+		     "%s: warning: the device did not erase what FITRIM discarded: %" PRIu64
+		     " free blocks still hold data in %s read back",
 		     path, f->nonzero_blocks,
 		     size_to_human(f->read_bytes, size, sizeof(size)));
 }

@@ -46,6 +46,11 @@ struct audit_free {
 	uint64_t free_bytes; /* free space in the bitmap */
 	uint64_t read_bytes; /* how much of it was read */
 	uint64_t nonzero_blocks; /* free blocks read that are not zero */
+	bool classified; /* the allocator told why FITRIM left them: */
+	uint64_t short_blocks; /* in its free extents below the discard
+					 * granularity, which FITRIM skips */
+	uint64_t held_blocks; /* not free to it: preallocated, or freed by a
+					 * transaction not yet committed */
 	int error; /* 0, or the errno that stopped the read */
 };
 
@@ -123,9 +128,10 @@ void audit_extents_free(struct audit_extents *e);
 /*
  * After FITRIM over @start, @len with @minlen on the filesystem open at
  * @fd: read back, with O_DIRECT, up to 1 MiB of at most @extents free
- * extents that FITRIM would have discarded (the part aligned to the
- * device's discard granularity), spread over the range. @out->read_bytes
- * is what was read, @out->nonzero_blocks what held data: a device that
+ * extents that FITRIM discarded (the allocator's free extents as
+ * FS_IOC_GETFSMAP reports them, of at least the discard granularity,
+ * their part aligned to it), spread over the range. @out->read_bytes is
+ * what was read, @out->nonzero_blocks what held data: a device that
  * ignores discard. Returns 0 or -errno.
  */
 int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,

@@ -21,6 +21,7 @@
 
 #include <blkid.h>
 #include <ext2fs/ext2fs.h>
+#include <linux/fsmap.h>
 #include <linux/magic.h>
 
 #include "audit.h"
@@ -1029,15 +1030,15 @@ static int blocks_add(struct block_list *l, blk64_t blk)
 }
 
 /*
- * How many of @l are still free in a bitmap read now. A writer allocates
- * a block (in the bitmap) before it writes it, so a block that read back
- * with data and is still free held it before: not a writer's new data.
+ * Keep of @l the blocks still free in a bitmap read now, and return how
+ * many. A writer allocates a block (in the bitmap) before it writes it,
+ * so a block that read back with data and is still free held it before:
+ * not a writer's new data. When the bitmap cannot be read, all are kept.
  */
-static uint64_t still_free(const char *devpath, const struct block_list *l)
+static uint64_t still_free(const char *devpath, struct block_list *l)
 {
 	ext2_filsys fs = NULL;
-	uint64_t n = 0;
-	size_t i;
+	size_t i, n = 0;
 
 	if (!l->count)
 		return 0;
@@ -1050,9 +1051,164 @@ static uint64_t still_free(const char *devpath, const struct block_list *l)
 	}
 	for (i = 0; i < l->count; i++)
 		if (!ext2fs_test_block_bitmap2(fs->block_map, l->v[i]))
-			n++;
+			l->v[n++] = l->v[i];
+	l->count = n;
 	ext2fs_close_free(&fs);
 	return n;
+}
+
+/* GETFSMAP records asked for at a time */
+#define FSMAP_BATCH 512
+
+/*
+ * The free extents of ext4's allocator, which FITRIM walks: its buddy
+ * bitmaps, as FS_IOC_GETFSMAP reports them. They differ from the block
+ * bitmap on the disk: space the allocator holds in memory (the rest of
+ * a group preallocation that small files are cut from, 512 blocks by
+ * default, or blocks freed by a transaction that has not committed)
+ * counts as used there. So a freed block next to such space is a short
+ * extent to FITRIM, below the discard granularity, where the disk's
+ * bitmap shows a long one. FITRIM works group by group: an extent is
+ * cut where its group ends (GETFSMAP joins them).
+ */
+struct alloc_free {
+	int fd;
+	struct fsmap_head *head;
+	unsigned int next; /* the next record of head to look at */
+	bool done; /* head holds the kernel's last record */
+	uint64_t bsize;
+	blk64_t first_data, per_group;
+	blk64_t start, end; /* what is left of the current free record */
+};
+
+static int alloc_free_fill(struct alloc_free *w)
+{
+	if (w->head->fmh_entries)
+		fsmap_advance(w->head);
+	if (ioctl(w->fd, FS_IOC_GETFSMAP, w->head) != 0)
+		return -errno;
+	w->next = 0;
+	if (!w->head->fmh_entries ||
+	    (w->head->fmh_recs[w->head->fmh_entries - 1].fmr_flags & FMR_OF_LAST))
+		w->done = true;
+	return 0;
+}
+
+/* Start at the first free extent of the filesystem open at @fd. */
+static int alloc_free_open(struct alloc_free *w, int fd, ext2_filsys fs)
+{
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->head = calloc(1, fsmap_sizeof(FSMAP_BATCH));
+	if (!w->head)
+		return -ENOMEM;
+	w->fd = fd;
+	w->bsize = fs->blocksize;
+	w->first_data = fs->super->s_first_data_block;
+	w->per_group = EXT2_BLOCKS_PER_GROUP(fs->super);
+	w->head->fmh_count = FSMAP_BATCH;
+	/* the high key: everything (its reserved fields stay zero) */
+	w->head->fmh_keys[1].fmr_device = UINT32_MAX;
+	w->head->fmh_keys[1].fmr_flags = UINT32_MAX;
+	w->head->fmh_keys[1].fmr_physical = UINT64_MAX;
+	w->head->fmh_keys[1].fmr_owner = UINT64_MAX;
+	w->head->fmh_keys[1].fmr_offset = UINT64_MAX;
+	rc = alloc_free_fill(w);
+	if (rc) {
+		free(w->head);
+		w->head = NULL;
+	}
+	return rc;
+}
+
+static void alloc_free_close(struct alloc_free *w)
+{
+	free(w->head);
+	w->head = NULL;
+}
+
+/*
+ * The next free extent [*start, *end) of the allocator, within one group.
+ * Returns 0, 1 when there is none, or -errno.
+ */
+static int alloc_free_next(struct alloc_free *w, blk64_t *start, blk64_t *end)
+{
+	blk64_t group_end;
+	int rc;
+
+	while (w->start >= w->end) {
+		const struct fsmap *r;
+
+		if (w->next >= w->head->fmh_entries) {
+			if (w->done)
+				return 1;
+			rc = alloc_free_fill(w);
+			if (rc)
+				return rc;
+			continue;
+		}
+		r = &w->head->fmh_recs[w->next++];
+		if (!(r->fmr_flags & FMR_OF_SPECIAL_OWNER) ||
+		    r->fmr_owner != FMR_OWN_FREE)
+			continue;
+		w->start = r->fmr_physical / w->bsize;
+		w->end = (r->fmr_physical + r->fmr_length) / w->bsize;
+	}
+	/* blocks before the first data block belong to no group */
+	group_end = w->first_data;
+	if (w->start >= w->first_data)
+		group_end +=
+			((w->start - w->first_data) / w->per_group + 1) * w->per_group;
+	*start = w->start;
+	*end = w->end < group_end ? w->end : group_end;
+	w->start = *end;
+	return 0;
+}
+
+/*
+ * Why FITRIM did not erase the blocks of @l (ascending), free on the disk
+ * and holding data: counted in @f->short_blocks when the allocator's free
+ * extent around one is shorter than @min bytes (FITRIM's minimum, the
+ * discard granularity), in @f->held_blocks when the allocator does not
+ * count it as free at all. Returns 0 with @f->classified set, or -errno
+ * (a kernel without GETFSMAP for ext4, before 4.12).
+ */
+static int classify_left(int fd, ext2_filsys fs, uint64_t min, const struct block_list *l,
+			 struct audit_free *f)
+{
+	struct alloc_free w;
+	blk64_t s = 0, e = 0;
+	size_t i = 0;
+	int rc;
+
+	rc = alloc_free_open(&w, fd, fs);
+	while (!rc && i < l->count) {
+		blk64_t b = l->v[i];
+
+		if (b < s) {
+			f->held_blocks++;
+			i++;
+		} else if (b < e) {
+			if ((e - s) * w.bsize < min)
+				f->short_blocks++;
+			i++;
+		} else {
+			rc = alloc_free_next(&w, &s, &e);
+			if (rc == 1) {
+				f->held_blocks += l->count - i;
+				rc = 0;
+				break;
+			}
+		}
+	}
+	alloc_free_close(&w);
+	if (rc) {
+		f->short_blocks = f->held_blocks = 0;
+		return rc;
+	}
+	f->classified = true;
+	return 0;
 }
 
 /*
@@ -1063,9 +1219,10 @@ static uint64_t still_free(const char *devpath, const struct block_list *l)
  * discard). Up to @budget bytes: beyond that, 1 MiB pieces spread
  * evenly over the free space, and the audit says how much it read.
  */
-static int read_free_space(ext2_filsys fs, const char *devpath, uint64_t budget,
-			   struct audit_free *f)
+static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *data,
+			   uint64_t budget, struct audit_free *f)
 {
+	const char *devpath = data->path;
 	uint64_t bsize = fs->blocksize, per_chunk = READ_CHUNK / bsize, stride, next = 0;
 	blk64_t start = fs->super->s_first_data_block,
 		end = ext2fs_blocks_count(fs->super);
@@ -1135,6 +1292,12 @@ static int read_free_space(ext2_filsys fs, const char *devpath, uint64_t budget,
 	close(dev);
 	if (!rc)
 		f->nonzero_blocks = still_free(devpath, &found);
+	/* why FITRIM left them, where the device can discard at all */
+	if (!rc && f->nonzero_blocks && data->known && data->discard_max_bytes) {
+		uint64_t min = data->discard_granularity;
+
+		classify_left(fd, fs, min > bsize ? min : bsize, &found, f);
+	}
 	free(found.v);
 	return rc;
 }
@@ -1213,7 +1376,7 @@ int audit_fs(int fd, struct audit_result *out)
 	out->dirents.error = -rc;
 	rc = bitmap_rc ?
 		     bitmap_rc :
-		     read_free_space(fs, out->data.path, FREE_READ_BUDGET, &out->free);
+		     read_free_space(fd, fs, &out->data, FREE_READ_BUDGET, &out->free);
 	out->free.error = -rc;
 	out->free.read = rc == 0;
 	out->free.block_size = fs->blocksize;
@@ -1273,6 +1436,7 @@ int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	ext2_filsys fs = NULL;
 	uint64_t bsize, gran, eligible = 0, seen = 0, stride, done = 0;
 	struct block_list found = { 0 };
+	struct alloc_free w = { 0 };
 	blk64_t first, end;
 	struct stat st;
 	int devfd = -1, rc = 0;
@@ -1292,6 +1456,7 @@ int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	}
 	bsize = fs->blocksize;
 	out->block_size = (uint32_t)bsize;
+	/* FITRIM's minimum, as ext4_trim_fs() raises it */
 	gran = dev.discard_granularity > bsize ? dev.discard_granularity : bsize;
 	if (minlen > gran)
 		gran = (minlen + bsize - 1) / bsize * bsize;
@@ -1301,29 +1466,34 @@ int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	end = ext2fs_blocks_count(fs->super);
 	if (len / bsize < end - first)
 		end = first + len / bsize;
-	if (ext2fs_read_block_bitmap(fs) != 0 ||
-	    posix_memalign((void **)&buf, DIRECT_ALIGN, READ_CHUNK))
-		rc = -EIO;
+	if (posix_memalign((void **)&buf, DIRECT_ALIGN, READ_CHUNK))
+		rc = -ENOMEM;
 	if (!rc) {
 		devfd = open(dev.path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 		if (devfd < 0)
 			rc = -errno;
 	}
-	/* two passes: count the extents FITRIM discards, then read some of them */
+	/*
+	 * Two passes over the extents FITRIM discarded (the allocator's, not
+	 * the disk's bitmap, see struct alloc_free): count them, then read
+	 * some of them.
+	 */
 	for (int pass = 0; pass < 2 && !rc; pass++) {
+		blk64_t z, e;
+
+		rc = alloc_free_open(&w, fd, fs);
 		stride = eligible > extents ? eligible / extents : 1;
-		for (blk64_t b = first; b < end && !rc;) {
-			blk64_t z, e;
+		while (!rc && (rc = alloc_free_next(&w, &z, &e)) == 0) {
 			uint64_t lo, hi, n, k;
 			ssize_t got;
 
-			if (ext2fs_find_first_zero_block_bitmap2(fs->block_map, b,
-								 end - 1, &z))
-				break;
-			if (ext2fs_find_first_set_block_bitmap2(fs->block_map, z, end - 1,
-								&e))
+			/* what lies in the range FITRIM was given */
+			if (z < first)
+				z = first;
+			if (e > end)
 				e = end;
-			b = e;
+			if (e <= z || (e - z) * bsize < gran)
+				continue;
 			/* the part of the extent the device's granularity lets discard */
 			lo = (z * bsize + gran - 1) / gran * gran;
 			hi = e * bsize / gran * gran;
@@ -1348,6 +1518,9 @@ int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 				if (!block_is_zero(buf + k * bsize, bsize))
 					rc = blocks_add(&found, lo / bsize + k);
 		}
+		if (rc == 1)
+			rc = 0;
+		alloc_free_close(&w);
 	}
 	if (!rc)
 		out->nonzero_blocks = still_free(dev.path, &found);
@@ -1456,8 +1629,20 @@ char *audit_describe(const char *path, const struct audit_result *res, int rc,
 	} else {
 		char total[SIZE_HUMAN_MAX];
 
-		fprintf(f, "; free space: %" PRIu64 " blocks hold data, %s read of %s",
-			res->free.nonzero_blocks,
+		fprintf(f, "; free space: %" PRIu64 " blocks hold data",
+			res->free.nonzero_blocks);
+		/* deleted data that FITRIM cannot reach, with the reason */
+		if (res->free.nonzero_blocks && res->data.known &&
+		    !res->data.discard_max_bytes)
+			fputs(" (the device cannot discard)", f);
+		else if (res->free.short_blocks || res->free.held_blocks)
+			fprintf(f,
+				" (FITRIM cannot reach %" PRIu64 ": %" PRIu64
+				" in free extents below the discard granularity, %" PRIu64
+				" held by the allocator)",
+				res->free.short_blocks + res->free.held_blocks,
+				res->free.short_blocks, res->free.held_blocks);
+		fprintf(f, ", %s read of %s",
 			size_to_human(res->free.read_bytes, size, sizeof(size)),
 			size_to_human(res->free.free_bytes, total, sizeof(total)));
 	}

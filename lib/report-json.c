@@ -52,6 +52,8 @@ enum {
 	COL_AUDIT_SMALL_FREE,
 	COL_AUDIT_FREE_READ,
 	COL_AUDIT_FREE_NONZERO,
+	COL_AUDIT_FREE_SHORT,
+	COL_AUDIT_FREE_HELD,
 	COL_AUDIT_DISCARD,
 	COL_AUDIT_WRITE_ZEROES,
 	COL_AUDIT_JOURNAL_DISCARD,
@@ -108,6 +110,9 @@ static const struct colinfo columns[NCOLS] = {
 	[COL_AUDIT_FREE_READ] = { "audit_free_read_bytes", SCOLS_JSON_NUMBER, true },
 	[COL_AUDIT_FREE_NONZERO] = { "audit_free_nonzero_blocks", SCOLS_JSON_NUMBER,
 				     true },
+	[COL_AUDIT_FREE_SHORT] = { "audit_free_below_granularity_blocks",
+				   SCOLS_JSON_NUMBER, true },
+	[COL_AUDIT_FREE_HELD] = { "audit_free_held_blocks", SCOLS_JSON_NUMBER, true },
 	[COL_AUDIT_DELETED_NAMES] = { "audit_deleted_names", SCOLS_JSON_NUMBER, true },
 	[COL_AUDIT_DIRECTORIES] = { "audit_directories", SCOLS_JSON_ARRAY_STRING, true },
 	[COL_AUDIT_FREE] = { "audit_free_bytes", SCOLS_JSON_NUMBER, true },
@@ -439,6 +444,10 @@ static int add_audit(struct report_json *rj, struct libscols_line *ln,
 		rc |= set_u64(rj, ln, COL_AUDIT_FREE, a->free.free_bytes);
 		rc |= set_u64(rj, ln, COL_AUDIT_FREE_READ, a->free.read_bytes);
 		rc |= set_u64(rj, ln, COL_AUDIT_FREE_NONZERO, a->free.nonzero_blocks);
+		if (a->free.classified) {
+			rc |= set_u64(rj, ln, COL_AUDIT_FREE_SHORT, a->free.short_blocks);
+			rc |= set_u64(rj, ln, COL_AUDIT_FREE_HELD, a->free.held_blocks);
+		}
 	} else {
 		char msg[128];
 
