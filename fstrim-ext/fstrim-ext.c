@@ -86,9 +86,9 @@ static void __attribute__((__noreturn__)) usage(void)
 	      "                              deleted data (after the steps with --journal);\n"
 	      "                              status 2 when found, 32/64 when not all examined\n"
 	      " -J, --json                 print one JSON document for the whole run\n"
-	      "     --step <num>           bytes of whole block groups per FITRIM call, so\n"
-	      "                              that SIGINT and SIGTERM stop within one\n"
-	      "                              (default 128MiB; 0: one call, as fstrim)\n",
+	      "     --step <num>           FITRIM in calls of at most <num> bytes, each sized\n"
+	      "                              to about 0.25 s, to show progress and where a\n"
+	      "                              stop came (default 64GiB; 0: one call, as fstrim)\n",
 	      out);
 	fputs("\n -h, --help                 display this help\n"
 	      " -V, --version              display version\n",
@@ -129,19 +129,28 @@ static void close_stdout(void)
 
 /* SIGINT or SIGTERM, once one has come: the run stops after this filesystem. */
 static volatile sig_atomic_t stop_signal;
+/* a pipe written when one comes: its read end wakes the wait for a FITRIM */
+static int stop_pipe[2] = { -1, -1 };
 
 static void on_stop_signal(int sig)
 {
+	int saved_errno = errno;
+
 	stop_signal = sig;
+	if (stop_pipe[1] >= 0 && write(stop_pipe[1], "", 1) < 0) {
+		/* full: it is readable already */
+	}
+	errno = saved_errno;
 }
 
 /*
- * A FITRIM call and the journal checkpoint run to their end once started
- * (the kernel stops them only for a fatal signal), so SIGINT and SIGTERM
- * are taken between the ranges of a trim (--step) and between
- * filesystems: what was done is reported, where a trim stopped, what was
- * not done is named, and the exit status is 128 + the signal. A second
- * one kills.
+ * SIGINT and SIGTERM are caught, so that what was done is reported, where
+ * a trim stopped, what was not done is named, and the exit status is 128
+ * + the signal. A caught signal does not stop a FITRIM in the kernel, so
+ * lib/trim makes each call in a child that it kills when the pipe becomes
+ * readable: the kernel stops the trim where it stops fstrim's (on ext4
+ * after the free extent in progress). The journal checkpoint runs to its
+ * end. A second signal kills.
  */
 static void catch_stop_signals(void)
 {
@@ -150,6 +159,8 @@ static void catch_stop_signals(void)
 		.sa_flags = SA_RESETHAND | SA_RESTART,
 	};
 
+	if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+		stop_pipe[0] = stop_pipe[1] = -1;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -205,13 +216,14 @@ note(const struct fstrim_control *ctl, const char *fmt, ...)
 /* ---- FITRIM in ranges: stop between them, show progress ---------------- */
 
 /*
- * Each call over this much, rounded up to whole block groups: one group
- * of an ext4 with 4 KiB blocks, the least that keeps the calls' sum equal
- * to one FITRIM's. A group already trimmed costs a few microseconds; one
- * to discard took 0.05-1.6 s on a loop device slowed to 4 KiB discards
- * (bench/trim-signal, on 2 CPUs at load 10-15).
+ * The most one FITRIM call covers. lib/trim sizes each call, in whole
+ * block groups, to take about a quarter of a second (a group already
+ * trimmed costs microseconds, one to discard on a slow device more than a
+ * second), and a stop does not wait for the call in progress; so this
+ * bound only keeps the position reported, and the progress shown, close
+ * to the work on a fast device.
  */
-#define TRIM_STEP_DEFAULT (128ULL << 20)
+#define TRIM_STEP_DEFAULT (64ULL << 30)
 
 struct trim_run {
 	const struct fstrim_control *ctl;
@@ -276,7 +288,8 @@ static int trim_in_steps(const struct fstrim_control *ctl, int fd, const char *p
 	int rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &run.begin);
-	rc = trim_fs_steps(fd, &ctl->range, ctl->step, after_range, &run, &p);
+	rc = trim_fs_steps(fd, &ctl->range, ctl->step, stop_pipe[0], after_range, &run,
+			   &p);
 	if (run.width)
 		fprintf(stderr, "\r%*s\r", run.width, "");
 	res->trimmed += p.trimmed;

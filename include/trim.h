@@ -30,23 +30,33 @@ struct trim_progress {
 	uint64_t pos; /* every byte before it was covered by a FITRIM */
 	uint64_t trimmed; /* what the kernel reported discarded, so far */
 	unsigned int ranges; /* FITRIM calls issued for the request */
-	bool stopped; /* the caller stopped it with ranges left */
+	bool stopped; /* stopped with ranges left, or in one (@cut) */
+	bool cut; /* the call from @pos on was cut short, its part in @trimmed */
 };
 
 /* Called after each range; true stops the trim before the next one. */
 typedef bool trim_after_range_fn(const struct trim_progress *prog, void *arg);
 
 /*
- * FITRIM over @range as a series of calls, each over about @step bytes
- * of whole block groups, with @after called between them (and once at
- * the end), so that the caller can show progress and stop. The ranges
- * together do what one call over @range does, and the bytes reported
- * add up to what that call reports. @step 0, a filesystem other than
- * ext4, or one whose geometry cannot be read: one call, as fstrim makes.
+ * FITRIM over @range as a series of calls over whole block groups, each
+ * sized to take about a quarter of a second and at most @step bytes, with
+ * @after called between them (and once at the end), so that the caller
+ * can show progress and stop. The ranges together do what one call over
+ * @range does, and the bytes reported add up to what that call reports.
+ * @step 0, a filesystem other than ext4, or one whose geometry cannot be
+ * read: one call, as fstrim makes.
+ *
+ * When @stop_fd (-1 for none) becomes readable, the call in progress is
+ * cut short: it runs in a child process, killed then, so that the kernel
+ * stops where it stops for fstrim killed by a signal (ext4: its next extent)
+ * (@prog->cut; on ext4 and btrfs what it discarded until then counts in
+ * @prog->trimmed). Without a child (fork refused) the call runs here and
+ * the stop waits for its end.
+ *
  * Returns 0 (@prog->stopped when stopped early), 1 when the filesystem
  * or device cannot discard, or -errno; @prog says what was done before.
  */
-int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step,
+int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step, int stop_fd,
 		  trim_after_range_fn *after, void *arg, struct trim_progress *prog);
 
 #endif

@@ -8,12 +8,18 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef HAVE_CONFIG_H
@@ -214,32 +220,283 @@ static uint64_t group_start(const struct ext4_geometry *geo, uint64_t group)
 	return geo->first_data_block + group * geo->blocks_per_group;
 }
 
-static int issue(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+/* ---- one FITRIM in a child process, so that a stop can cut it short ---- */
+
+/*
+ * A FITRIM runs to its end once started unless its caller gets a fatal
+ * signal: ext4 and btrfs check for one between free extents and then
+ * return what they discarded so far, xfs after each batch of extents;
+ * a signal that is caught, as the command catches SIGINT and SIGTERM to
+ * report what was done, is not fatal. So each call is made by a child
+ * process, which the parent kills with SIGKILL to stop it. The request
+ * lies in a page shared with the child: the kernel writes its answer
+ * there as the call ends, before the killed child dies, and the parent
+ * reads it.
+ */
+struct trim_call {
+	struct fstrim_range range; /* read by the kernel; its answer is written back */
+	int err; /* the call's errno, 0 when it succeeded */
+	int returned; /* the child saw the call return */
+};
+
+struct trimmer {
+	int fd;
+	int stop_fd; /* readable: cut the call short; -1 for none */
+	unsigned long fs_type; /* statfs f_type: what the kernel's answer means */
+	struct trim_call *call; /* shared with the children; NULL: calls made here */
+};
+
+static void trimmer_init(struct trimmer *t, int fd, int stop_fd)
+{
+	struct statfs sfs;
+	void *page;
+
+	t->fd = fd;
+	t->stop_fd = stop_fd;
+	t->fs_type = fstatfs(fd, &sfs) == 0 ? (unsigned long)sfs.f_type : 0;
+	t->call = NULL;
+	if (stop_fd < 0)
+		return;
+	page = mmap(NULL, sizeof(struct trim_call), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (page != MAP_FAILED)
+		t->call = page;
+}
+
+static void trimmer_fini(struct trimmer *t)
+{
+	if (t->call)
+		munmap(t->call, sizeof(struct trim_call));
+	t->call = NULL;
+}
+
+static int fitrim_errno(int err)
+{
+	switch (err) {
+	case EBADF:
+	case ENOTTY:
+	case EOPNOTSUPP:
+		return 1;
+	default:
+		return -err;
+	}
+}
+
+/* The child: default dispositions, so that SIGINT and SIGTERM kill it too. */
+static void __attribute__((noreturn))
+run_child(const struct trimmer *t, pid_t parent, const sigset_t *mask)
+{
+	struct sigaction sa;
+	int sig;
+
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL &&
+		    sa.sa_handler != SIG_IGN)
+			signal(sig, SIG_DFL);
+	}
+	/* a parent killed by a second signal takes its call along (if allowed) */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(1);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	/* written here first, so that the kernel's answer lands without a fault */
+	t->call->err = 0;
+	if (ioctl(t->fd, FITRIM, &t->call->range) != 0)
+		t->call->err = errno;
+	t->call->returned = 1;
+	_exit(0);
+}
+
+/* Wait for the child to close @done_fd; kill it when @stop_fd becomes readable. */
+static bool wait_or_stop(int done_fd, int stop_fd, pid_t pid)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = done_fd, .events = POLLIN },
+		{ .fd = stop_fd, .events = POLLIN },
+	};
+
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			kill(pid, SIGKILL);
+			return false;
+		}
+		if (pfd[0].revents)
+			return false;
+		if (pfd[1].revents) {
+			kill(pid, SIGKILL);
+			return true;
+		}
+	}
+}
+
+static bool stop_asked(int stop_fd)
+{
+	struct pollfd pfd = { .fd = stop_fd, .events = POLLIN };
+
+	return stop_fd >= 0 && poll(&pfd, 1, 0) == 1;
+}
+
+/*
+ * What the kernel wrote back into a call that was cut short, when it
+ * says how much was discarded: ext4 and btrfs write the bytes discarded
+ * until they saw the signal, xfs the length of the range whatever it did.
+ * @sent is the length asked for, which an answer never equals on ext4
+ * (see fitrim_request()).
+ */
+static uint64_t partial_trimmed(const struct trimmer *t, uint64_t sent)
+{
+	uint64_t len = t->call->range.len;
+
+	if (len == sent)
+		return 0;
+	if (t->fs_type == EXT4_SUPER_MAGIC || t->fs_type == BTRFS_SUPER_MAGIC)
+		return len;
+	return 0;
+}
+
+/*
+ * FITRIM over @r: through a child that @t->stop_fd can cut short, or
+ * here when there is no stop descriptor or no child can be made.
+ * Returns as trim_fs() does, the bytes discarded in *@trimmed; *@cut
+ * tells that the call was cut short (0 returned: *@trimmed is what it
+ * discarded before, as far as the kernel says).
+ */
+static int fitrim_call(struct trimmer *t, const struct fstrim_range *r, uint64_t *trimmed,
+		       bool *cut)
+{
+	pid_t parent = getpid(), pid;
+	int pipefd[2], status, err;
+	sigset_t all, old;
+	bool stopped;
+
+	*cut = false;
+	*trimmed = 0;
+	if (!t->call || pipe2(pipefd, O_CLOEXEC) != 0)
+		return trim_fs(t->fd, r, trimmed);
+	t->call->range = *r;
+	t->call->err = 0;
+	t->call->returned = 0;
+	/* no handler of ours runs in the child before it resets them */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	pid = fork();
+	if (pid == 0) {
+		close(pipefd[0]);
+		run_child(t, parent, &old);
+	}
+	err = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(pipefd[1]);
+	if (pid < 0) {
+		close(pipefd[0]);
+		/* EAGAIN, ENOMEM, or a seccomp filter: the call is made here */
+		return err == EAGAIN || err == ENOMEM || err == EPERM || err == ENOSYS ?
+			       trim_fs(t->fd, r, trimmed) :
+			       -err;
+	}
+	/* the write end closes as the child ends, whichever way */
+	stopped = wait_or_stop(pipefd[0], t->stop_fd, pid);
+	close(pipefd[0]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+
+	if (t->call->returned) {
+		if (t->call->err)
+			return fitrim_errno(t->call->err);
+		*trimmed = t->call->range.len;
+		return 0;
+	}
+	if (!WIFSIGNALED(status))
+		return -EIO;
+	/* killed by us, or by a SIGINT or SIGTERM sent to the process group */
+	if (!stopped && !stop_asked(t->stop_fd))
+		return -EINTR;
+	*cut = true;
+	*trimmed = partial_trimmed(t, r->len);
+	return 0;
+}
+
+/*
+ * The length to ask for: on ext4 one byte more than a multiple of 512,
+ * which ext4 ignores (it counts whole blocks) and which its answer, in
+ * whole blocks, never equals; so partial_trimmed() can tell an answer
+ * from a request the kernel never answered.
+ */
+static uint64_t fitrim_request(const struct trimmer *t, uint64_t len)
+{
+	if (t->fs_type == EXT4_SUPER_MAGIC && !(len & 511))
+		return len | 1;
+	return len;
+}
+
+static int issue(struct trimmer *t, uint64_t start, uint64_t len, uint64_t minlen,
 		 struct trim_progress *prog)
 {
-	struct fstrim_range r = { .start = start, .len = len, .minlen = minlen };
-	uint64_t trimmed;
-	int rc = trim_fs(fd, &r, &trimmed);
+	struct fstrim_range r = {
+		.start = start,
+		.len = fitrim_request(t, len),
+		.minlen = minlen,
+	};
+	uint64_t trimmed = 0;
+	bool cut = false, stopped = stop_asked(t->stop_fd);
+	int rc = stopped ? 0 : fitrim_call(t, &r, &trimmed, &cut);
 
 	if (rc == 0)
 		prog->trimmed += trimmed;
+	/* cut short, or not made at all for a stop asked before */
+	if (cut || stopped) {
+		prog->stopped = true;
+		prog->cut = cut;
+	}
 	return rc;
 }
 
-int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step,
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Each call is sized to take about this long: short enough that the
+ * position reported and the progress line follow the trim closely, long
+ * enough that groups already trimmed (microseconds each) go by in few
+ * calls. The stop itself does not wait for a call to end (fitrim_call()).
+ */
+#define CALL_TARGET_NS (250ULL * 1000000ULL)
+
+/* The number of groups for the next call, from the time the last one took. */
+static uint64_t next_groups(uint64_t groups, uint64_t max, uint64_t took_ns)
+{
+	if (took_ns < CALL_TARGET_NS / 4 && groups < max)
+		return groups > max / 2 ? max : groups * 2;
+	if (took_ns > CALL_TARGET_NS && groups > 1)
+		return groups / 2;
+	return groups;
+}
+
+int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step, int stop_fd,
 		  trim_after_range_fn *after, void *arg, struct trim_progress *prog)
 {
 	struct ext4_geometry geo;
-	uint64_t s, e_req, e, x, chunk_end, groups, group_bytes, restore_minlen = 0;
+	uint64_t s, e_req, e, x, chunk_end, groups, max_groups, group_bytes;
+	uint64_t restore_minlen = 0, t0, start = 0, end = 0;
+	struct trimmer t;
 	bool lowered, aligned;
-	int rc;
+	int rc = 0;
 
+	trimmer_init(&t, fd, stop_fd);
 	memset(prog, 0, sizeof(*prog));
 	prog->start = range->start;
 	prog->end = range->start + range->len < range->start ? UINT64_MAX :
 							       range->start + range->len;
 
-	if (step == 0 || ext4_geometry(fd, &geo) != 0)
+	if (ext4_geometry(fd, &geo) != 0)
 		goto one_call;
 
 	/* the blocks a single FITRIM would cover, computed as ext4_trim_fs() does */
@@ -253,13 +510,20 @@ int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step,
 	if (e <= geo.first_data_block)
 		goto one_call;
 	x = s > geo.first_data_block ? s : geo.first_data_block;
-	prog->start = x << geo.block_bits;
-	prog->end = (e + 1) << geo.block_bits;
+	start = x << geo.block_bits;
+	end = (e + 1) << geo.block_bits;
+	if (step == 0)
+		goto one_call;
+	prog->start = start;
+	prog->end = end;
 
 	group_bytes = geo.blocks_per_group << geo.block_bits;
-	groups = step / group_bytes + (step % group_bytes != 0);
-	if (!groups)
-		groups = 1;
+	max_groups = step / group_bytes + (step % group_bytes != 0);
+	if (!max_groups)
+		max_groups = 1;
+	/* from one group up, as fast as the device allows (next_groups()) */
+	groups = 1;
+	prog->pos = prog->start;
 
 	/*
 	 * ext4 skips a group it remembers as trimmed unless the minimum is
@@ -279,7 +543,7 @@ int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step,
 	while (x <= e) {
 		uint64_t g = group_of(&geo, x), first_full, start_byte, len;
 
-		/* whole groups only: ext4 trims a free extent to its end even past the range */
+		/* whole groups only: ext4 trims a free extent to its group's end, past the range */
 		aligned = x == group_start(&geo, g);
 		first_full = aligned ? g : g + 1;
 		chunk_end = group_start(&geo, first_full + groups) - 1;
@@ -292,44 +556,60 @@ int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step,
 		/* the first range starts where the request does, as the kernel rounds it */
 		start_byte = prog->ranges ? x << geo.block_bits : range->start;
 		len = (chunk_end - (prog->ranges ? x : s) + 1) << geo.block_bits;
-		rc = issue(fd, start_byte, len, range->minlen, prog);
-		if (rc != 0)
-			return rc;
+		t0 = now_ns();
+		rc = issue(&t, start_byte, len, range->minlen, prog);
+		if (rc != 0 || prog->stopped)
+			goto out;
 		prog->ranges++;
 		if (chunk_end >= e) {
 			prog->pos = prog->end;
 			break;
 		}
+		groups = next_groups(groups, max_groups, now_ns() - t0);
 		if (lowered && first_full <= group_of(&geo, chunk_end)) {
-			rc = issue(fd, group_start(&geo, first_full) << geo.block_bits,
+			bool cut = prog->cut;
+
+			rc = issue(&t, group_start(&geo, first_full) << geo.block_bits,
 				   (chunk_end - group_start(&geo, first_full) + 1)
 					   << geo.block_bits,
 				   restore_minlen, prog);
+			/* the range was done all the same */
+			prog->cut = cut;
 			if (rc != 0)
-				return rc;
+				goto out;
 		}
 		x = chunk_end + 1;
 		prog->pos = x << geo.block_bits;
-		if (after && after(prog, arg)) {
+		if (prog->stopped || (after && after(prog, arg))) {
 			prog->stopped = true;
-			return 0;
+			goto out;
 		}
 	}
 	if (after)
 		after(prog, arg);
-	return 0;
+	goto out;
 
 one_call:
 	memset(prog, 0, sizeof(*prog));
 	prog->start = range->start;
 	prog->end = range->start + range->len < range->start ? UINT64_MAX :
 							       range->start + range->len;
-	rc = issue(fd, range->start, range->len, range->minlen, prog);
-	if (rc != 0)
-		return rc;
+	/* on ext4, what the request covers of the filesystem, as for ranges */
+	if (end) {
+		prog->start = start;
+		prog->end = end;
+	}
+	prog->pos = prog->start;
+	rc = issue(&t, range->start, range->len, range->minlen, prog);
+	if (rc != 0 || prog->stopped)
+		goto out;
 	prog->ranges = 1;
 	prog->pos = prog->end;
 	if (after)
 		after(prog, arg);
-	return 0;
+out:
+	if (prog->cut)
+		prog->ranges++;
+	trimmer_fini(&t);
+	return rc;
 }

@@ -211,8 +211,10 @@ ext4_on_full_backing_store() {
 # Three filesystems, held in the open of the second; SIGNAL sent there,
 # and nothing else: the signal alone must end the hold (a command held
 # there by a test that died, or by anything else, still ends on SIGTERM).
-# The signal is taken between filesystems: the second, already begun, is
-# finished, the third is left and reported, and the status is 128+N.
+# The first is done; the second, opened when the signal came, is reported
+# as interrupted before its first FITRIM call (none is made once a stop is
+# asked for) and its journal step is not done; the third is left and
+# reported; the status is 128+N.
 interrupted_run() {
 	local sig=$1 num=$2
 	make_loop_fs ext4 64 -b 4096
@@ -231,18 +233,22 @@ interrupted_run() {
 	# what was done is on stdout, whole, even though it was a pipe to a file
 	[[ $(grep -c . <<<"$output") -eq 2 ]] || fail "stdout: $output"
 	[[ $output == "$F1: "*"trimmed on "*", journal checkpointed and discarded via "*"
-$F2: "*"trimmed on "*", journal checkpointed and discarded via "* ]] || fail "stdout: $output"
+$F2: 0 B (0 bytes) trimmed on "*", interrupted at 0 B of 64 MiB" ]] || fail "stdout: $output"
+	[[ $stderr == *"$F2: trimming interrupted by $sig at byte 0 of 67108864: 0 bytes trimmed, the rest not"* ]] ||
+		fail "stderr: $stderr"
+	[[ $stderr == *"$F2: journal step not done: interrupted"* ]] || fail "stderr: $stderr"
 	[[ $stderr == *"$F3: not trimmed: interrupted by $sig"* ]] || fail "stderr: $stderr"
+	assert_no_ioctl_on "$F2"
 	assert_no_ioctl_on "$F3"
 }
 
 # bats test_tags=root
-@test "SIGTERM during a run of several filesystems: the current one finished, exit 143" {
+@test "SIGTERM during a run of several filesystems: the current one stopped, exit 143" {
 	interrupted_run SIGTERM 15
 }
 
 # bats test_tags=root
-@test "SIGINT during a run of several filesystems: the current one finished, exit 130" {
+@test "SIGINT during a run of several filesystems: the current one stopped, exit 130" {
 	interrupted_run SIGINT 2
 }
 

@@ -18,9 +18,9 @@ setup() {
 }
 
 teardown() {
-	if [[ -n ${STRACE_PID:-} ]]; then
-		kill -KILL "$STRACE_PID" ${TOOL_PID:+"$TOOL_PID"} 2>/dev/null || true
-		wait "$STRACE_PID" 2>/dev/null || true
+	if [[ -n ${STRACE_PID:-} || -n ${TOOL_PID:-} ]]; then
+		kill -KILL ${STRACE_PID:+"$STRACE_PID"} ${TOOL_PID:+"$TOOL_PID"} 2>/dev/null || true
+		wait ${STRACE_PID:+"$STRACE_PID"} ${TOOL_PID:+"$TOOL_PID"} 2>/dev/null || true
 	fi
 	_common_teardown
 	restore_slowed_loops
@@ -132,53 +132,66 @@ restore_slowed_loops() {
 	run -0 grep -c -- '--step' "$top_srcdir/bash-completion/fstrim-ext"
 }
 
+# ranges_as_fstrim SIZE_MB BLOCK_SIZE MIN_RANGES ARGS...: on two copies
+# of a fragmented image, util-linux fstrim ARGS and fstrim-ext -J --step 1
+# ARGS (one block group a call) report the same bytes trimmed, the latter
+# in MIN_RANGES calls or more.
+ranges_as_fstrim() {
+	local want
+	make_fragmented_image "$T/base.img" "$1" "$2"
+	mount_copy "$T/base.img" one
+	mount_copy "$T/base.img" steps
+	run -0 fstrim -v "${@:4}" "$T/one"
+	want=$(bytes_trimmed "$output")
+	[[ $want -gt 0 ]] || fail "fstrim trimmed nothing: $output"
+	run -0 --separate-stderr "$FSTRIM_EXT" -J --step 1 "${@:4}" "$T/steps"
+	[[ $(jq -r '.filesystems[0].trimmed' <<<"$output") == "$want" ]] ||
+		fail "ranges: $output, fstrim: $want"
+	[[ $(jq -r '.filesystems[0].trim_ranges' <<<"$output") -ge $3 ]] || fail "$output"
+}
+
 # bats test_tags=root
-@test "ranges of one block group discard what one FITRIM (util-linux fstrim) does" {
+@test "ranges of one block group, and ranges sized by time, discard what one FITRIM (util-linux fstrim) does" {
 	require_root
 	require_cmd fstrim strace perl
 	make_fragmented_image "$T/base.img" 1024
 	mount_copy "$T/base.img" one
 	mount_copy "$T/base.img" zero
 	mount_copy "$T/base.img" steps
+	mount_copy "$T/base.img" sized
 
 	run -0 fstrim -v "$T/one"
 	local want
 	want=$(bytes_trimmed "$output")
 	[[ $want -gt 0 ]] || fail "fstrim trimmed nothing: $output"
 
-	run -0 strace -qq -e trace=ioctl -o "$T/zero.log" "$FSTRIM_EXT" -v --step 0 "$T/zero"
+	# -f: each FITRIM is made by a child process
+	run -0 strace -f -qq -e trace=ioctl -o "$T/zero.log" "$FSTRIM_EXT" -v --step 0 "$T/zero"
 	[[ $(bytes_trimmed "$output") == "$want" ]] || fail "--step 0: $output, fstrim: $want"
 	[[ $(fitrims "$T/zero.log") -eq 1 ]] || fail "--step 0 is not one call: $(cat "$T/zero.log")"
 
-	run -0 strace -qq -e trace=ioctl -o "$T/steps.log" "$FSTRIM_EXT" -v --step 128M "$T/steps"
+	run -0 strace -f -qq -e trace=ioctl -o "$T/steps.log" "$FSTRIM_EXT" -v --step 128M "$T/steps"
 	[[ $(bytes_trimmed "$output") == "$want" ]] || fail "--step 128M: $output, fstrim: $want"
 	[[ $(fitrims "$T/steps.log") -eq 8 ]] || fail "not 8 ranges: $(cat "$T/steps.log")"
 
+	# the default: calls of one group and more, as many as the time allows
+	run -0 "$FSTRIM_EXT" -v "$T/sized"
+	[[ $(bytes_trimmed "$output") == "$want" ]] || fail "default --step: $output, fstrim: $want"
+
 	# the same blocks were discarded: the images have the same holes
-	umount "$T/one" "$T/steps"
+	umount "$T/one" "$T/steps" "$T/sized"
 	# shellcheck disable=SC2034 # for teardown
 	MOUNTS=("$T/zero")
 	diff <(hole_map "$T/one.img") <(hole_map "$T/steps.img") || fail "other blocks discarded"
+	diff <(hole_map "$T/one.img") <(hole_map "$T/sized.img") || fail "other blocks discarded"
 }
 
 # bats test_tags=root
 @test "ranges: -o, -l and -m mid-group cover what one FITRIM covers" {
 	require_root
 	require_cmd fstrim jq
-	make_fragmented_image "$T/base.img" 1024
-	mount_copy "$T/base.img" one
-	mount_copy "$T/base.img" steps
 	# 100 MiB + 5 blocks and a bit, 700 MiB: starts and ends inside a group
-	local -a range=(-o $((100 * 1048576 + 5 * 4096 + 100)) -l 700M -m 64K)
-
-	run -0 fstrim -v "${range[@]}" "$T/one"
-	local want
-	want=$(bytes_trimmed "$output")
-	[[ $want -gt 0 ]] || fail "fstrim trimmed nothing: $output"
-	run -0 --separate-stderr "$FSTRIM_EXT" -J --step 1 "${range[@]}" "$T/steps"
-	[[ $(jq -r '.filesystems[0].trimmed' <<<"$output") == "$want" ]] ||
-		fail "ranges: $output, fstrim: $want"
-	[[ $(jq -r '.filesystems[0].trim_ranges' <<<"$output") -ge 6 ]] || fail "$output"
+	ranges_as_fstrim 1024 4096 6 -o $((100 * 1048576 + 5 * 4096 + 100)) -l 700M -m 64K
 
 	# an offset past the end is the kernel's error, as for one call
 	run -1 --separate-stderr "$FSTRIM_EXT" --step 1 -o 2G "$T/steps"
@@ -191,19 +204,7 @@ restore_slowed_loops() {
 @test "ranges: 1 KiB blocks, -o and -l mid-group, as one FITRIM" {
 	require_root
 	require_cmd fstrim jq
-	make_fragmented_image "$T/base.img" 600 1024
-	mount_copy "$T/base.img" one
-	mount_copy "$T/base.img" steps
-	local -a range=(-o 3000000 -l 300000000)
-
-	run -0 fstrim -v "${range[@]}" "$T/one"
-	local want
-	want=$(bytes_trimmed "$output")
-	[[ $want -gt 0 ]] || fail "fstrim trimmed nothing: $output"
-	run -0 --separate-stderr "$FSTRIM_EXT" -J --step 1 "${range[@]}" "$T/steps"
-	[[ $(jq -r '.filesystems[0].trimmed' <<<"$output") == "$want" ]] ||
-		fail "ranges: $output, fstrim: $want"
-	[[ $(jq -r '.filesystems[0].trim_ranges' <<<"$output") -ge 30 ]] || fail "$output"
+	ranges_as_fstrim 600 1024 30 -o 3000000 -l 300000000
 }
 
 # ext4 skips a group it remembers as trimmed unless the minimum is lower
@@ -231,39 +232,69 @@ restore_slowed_loops() {
 	assert_output --partial "(0 bytes) trimmed"
 }
 
-# start_slow_trim ARGS...: fstrim-ext ARGS under strace in the background
-# on a filesystem of 32 block groups on a slowed loop device; returns once
-# its second FITRIM has begun. Sets MNT, STRACE_PID and TOOL_PID (the
-# command itself: strace would take a signal sent to it).
+# in_fitrim PID: true while PID or a child of it is inside a FITRIM call
+# (/proc/PID/syscall: the call's number, then its arguments, the second
+# of an ioctl being its request, FITRIM 0xc0185879).
+in_fitrim() {
+	local p
+	for p in "$1" $(pgrep -P "$1"); do
+		grep -q '^[0-9]* 0x[0-9a-f]* 0xc0185879 ' "/proc/$p/syscall" 2>/dev/null && return 0
+	done
+	return 1
+}
+
+# wait_in_fitrim PID AFTER: return once PID (or its child) is inside a
+# FITRIM and the strace log shows AFTER calls ended before it. Waiting is
+# bounded by the test's timeout, not here.
+wait_in_fitrim() {
+	until (($(grep -c 'FITRIM.* = ' "$T/strace.log") >= $2)) && in_fitrim "$1"; do
+		kill -0 "$1" 2>/dev/null || fail "fstrim-ext ended: $(cat "$T/err")"
+		sleep 0.02
+	done
+}
+
+# start_slow_trim ARGS...: fstrim-ext ARGS under strace -f (each FITRIM
+# is made by a child process) in the background on a filesystem of 32
+# block groups on a slowed loop device; returns once a FITRIM after the
+# first is in progress. Sets MNT, STRACE_PID and TOOL_PID (the command
+# itself: strace would take a signal sent to it).
 start_slow_trim() {
 	make_loop_fs ext4 4096 -b 4096 -E nodiscard
 	slow_discard "$LOOPDEV"
 	: >"$T/strace.log"
 	# a background job starts with SIGINT ignored: give it the default
-	env --default-signal=INT strace -qq -e trace=ioctl -o "$T/strace.log" \
+	env --default-signal=INT strace -f -q -e trace=ioctl -o "$T/strace.log" \
 		"$FSTRIM_EXT" "$@" "$MNT" >"$T/out" 2>"$T/err" 3>&- &
 	STRACE_PID=$!
-	local i
-	for ((i = 0; i < 2400; i++)); do
-		TOOL_PID=$(pgrep -P "$STRACE_PID" | head -1)
-		[[ -n $TOOL_PID ]] && (($(fitrims "$T/strace.log") >= 2)) && return 0
+	until TOOL_PID=$(pgrep -P "$STRACE_PID" | head -1) && [[ -n $TOOL_PID ]]; do
 		kill -0 "$STRACE_PID" 2>/dev/null || fail "fstrim-ext ended: $(cat "$T/err")"
-		sleep 0.025
+		sleep 0.02
 	done
-	fail "fstrim-ext never began its second range"
+	wait_in_fitrim "$TOOL_PID" 1
 }
 
-# The signal lands during a range (or, rarely, just before one begins):
-# that range ends, no other is issued, and where it stopped is the end of
-# the last range issued.
+# The signal lands in a FITRIM: that call is cut short (its child killed,
+# the call left unfinished in the log) and where the trim stopped is its
+# start; or, rarely, the call ended just before, and the trim stopped at
+# its end. Either way no FITRIM follows the signal. Sets STOPPED_AT.
 assert_stopped_after_signal() {
-	local sig=$1 last_start last_len after
-	after=$(sed -n "/--- $sig /,\$p" "$T/strace.log" | grep -c FITRIM || true)
-	[[ $after -le 1 ]] || fail "$after FITRIM calls after $sig: $(cat "$T/strace.log")"
+	local sig=$1 last start len
+	if sed -n "/--- $sig /,\$p" "$T/strace.log" | grep -q 'FITRIM.*{start'; then
+		fail "a FITRIM after $sig: $(cat "$T/strace.log")"
+	fi
 	[[ $(fitrims "$T/strace.log") -lt 32 ]] || fail "all ranges were issued"
-	last_start=$(grep FITRIM "$T/strace.log" | tail -1 | sed -n 's/.*start=\([0-9x a-f]*\),.*/\1/p')
-	last_len=$(grep FITRIM "$T/strace.log" | tail -1 | sed -n 's/.*len=\([0-9]*\),.*/\1/p')
-	STOPPED_AT=$((last_start + last_len))
+	last=$(grep 'FITRIM' "$T/strace.log" | tail -1)
+	start=$(sed -n 's/.*start=\([0-9x a-f]*\),.*/\1/p' <<<"$last")
+	len=$(sed -n 's/.*len=\([0-9]*\),.*/\1/p' <<<"$last")
+	if [[ $last == *'<unfinished ...>'* ]]; then
+		# strace pads the pid to five columns
+		grep -Eq "^${last%% *} +\+\+\+ killed by SIGKILL \+\+\+" "$T/strace.log" ||
+			fail "the call in progress was not cut short: $(cat "$T/strace.log")"
+		STOPPED_AT=$((start))
+	else
+		# the length asked for is one more than whole blocks (lib/trim.c)
+		STOPPED_AT=$((start + (len & ~511)))
+	fi
 	((STOPPED_AT < 4096 * 1048576)) || fail "stopped at the end: $STOPPED_AT"
 }
 
@@ -274,12 +305,13 @@ stop_slow_trim() {
 	kill -s "$1" "$TOOL_PID"
 	wait "$STRACE_PID" || rc=$?
 	STRACE_PID=
+	TOOL_PID=
 	[[ $rc -eq $2 ]] || fail "status $rc: $(cat "$T/err")"
 	assert_stopped_after_signal "$1"
 }
 
 # bats test_tags=root
-@test "SIGTERM during a slow trim: stopped after the range in progress, reported, 143" {
+@test "SIGTERM during a slow trim: the call in progress cut short, reported, 143" {
 	require_root
 	require_cmd strace
 	start_slow_trim -v
@@ -316,6 +348,58 @@ stop_slow_trim() {
 	[[ $(jq -r '.filesystems[0].trimmed' "$doc") -gt 0 ]] || fail "$(cat "$doc")"
 }
 
+# The stop does not wait for the FITRIM in progress: one call over 64 GiB
+# on the slowed device takes a minute or more (issue 13 measured 61 s),
+# and the kernel stops a killed call at its next free extent (one block
+# group here, under 2 s even at a load of 20). The bound is loose on
+# purpose; bench/trim-signal has the figures.
+# bats test_tags=root
+@test "SIGTERM in one long FITRIM (--step 0, 64 GiB): stopped within 15 s, what was done reported" {
+	require_root
+	MOUNT_OPTS=noinit_itable make_loop_fs ext4 65536 -b 4096 -E nodiscard
+	slow_discard "$LOOPDEV"
+	env --default-signal=INT "$FSTRIM_EXT" -v --step 0 "$MNT" >"$T/out" 2>"$T/err" 3>&- &
+	TOOL_PID=$!
+	: >"$T/strace.log"
+	wait_in_fitrim "$TOOL_PID" 0
+	local t0 t1 rc=0 bytes
+	t0=$(date +%s%N)
+	kill -TERM "$TOOL_PID"
+	wait "$TOOL_PID" || rc=$?
+	t1=$(date +%s%N)
+	TOOL_PID=
+	[[ $rc -eq 143 ]] || fail "status $rc: $(cat "$T/err")"
+	(((t1 - t0) < 15000000000)) || fail "exited $(((t1 - t0) / 1000000)) ms after SIGTERM"
+	bytes=$(bytes_trimmed "$(cat "$T/out")")
+	# the kernel checks for the signal after an extent: at least one was discarded
+	[[ $bytes -gt 0 ]] || fail "stdout: $(cat "$T/out")"
+	grep -qx "$MNT: .* ($bytes bytes) trimmed, interrupted at 0 B of 64 GiB" "$T/out" ||
+		fail "stdout: $(cat "$T/out")"
+	grep -q "$MNT: trimming interrupted by SIGTERM at byte 0 of 68719476736: $bytes bytes trimmed, the rest not" "$T/err" ||
+		fail "stderr: $(cat "$T/err")"
+}
+
+# Under a seccomp policy that refuses fork, the call is made in the
+# command itself (then a signal waits for its end, as before children).
+# bats test_tags=root
+@test "fork refused: FITRIM made in the process itself, the trim done" {
+	require_root
+	require_cmd strace python3
+	make_loop_fs ext4 512 -b 4096
+	run -0 strace -f -qq -e trace=clone,clone3,ioctl -o "$T/strace.log" \
+		/usr/bin/python3 "$top_srcdir/tests/test_helper/seccomp-errno.py" \
+		clone=EPERM clone3=EPERM -- "$FSTRIM_EXT" -v "$MNT"
+	[[ $(bytes_trimmed "$output") -gt 0 ]] || fail "$output"
+	local pid
+	pid=$(grep -Em1 '^[0-9]+ +clone3?\(.* = -1 EPERM' "$T/strace.log" | cut -d' ' -f1)
+	[[ -n $pid ]] || fail "no fork refused: $(cat "$T/strace.log")"
+	# every FITRIM made by the command itself
+	[[ $(fitrims "$T/strace.log") -ge 1 ]] || fail "$(cat "$T/strace.log")"
+	if grep FITRIM "$T/strace.log" | grep -Ev "^$pid +"; then
+		fail "a FITRIM made elsewhere"
+	fi
+}
+
 # Every ioctl held 1.1 s by strace: the trim of two groups lasts more
 # than a second whatever the machine, deterministically.
 # run_slowly_in_pty ENV... -- ARGS...: the typescript of fstrim-ext ARGS
@@ -329,7 +413,7 @@ run_slowly_in_pty() {
 	shift
 	local cmd
 	printf -v cmd '%q ' env -u JOURNAL_STREAM -u INVOCATION_ID "${envs[@]}" \
-		strace -qq -o /dev/null -e trace=ioctl -e inject=ioctl:delay_exit=1100000 \
+		strace -f -qq -o /dev/null -e trace=ioctl -e inject=ioctl:delay_exit=1100000 \
 		"$FSTRIM_EXT" --step 128M "$@" "$MNT"
 	run script -qec "$cmd" /dev/null
 }
@@ -355,7 +439,7 @@ run_slowly_in_pty() {
 	make_loop_fs ext4 256 -b 4096
 	local cmd
 	# stderr to a file, stdout still a terminal
-	printf -v cmd '%q ' strace -qq -o /dev/null -e trace=ioctl \
+	printf -v cmd '%q ' strace -f -qq -o /dev/null -e trace=ioctl \
 		-e inject=ioctl:delay_exit=1100000 "$FSTRIM_EXT" --step 128M -v "$MNT"
 	run script -qec "$cmd 2>$T/err" /dev/null
 	assert_success

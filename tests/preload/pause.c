@@ -22,6 +22,14 @@
  * as it would at that point of a run, and a test that dies (its ends of
  * the FIFOs closed) never leaves it held. Without a reader on DIR/reached
  * (no test waiting) there is no hold.
+ *
+ * It also makes one FITRIM fail, for the tests of what follows a failed
+ * trim. fstrim-ext makes each FITRIM in a child process of its own, so
+ * the calls are counted in a file that every process appends to:
+ *
+ *   FSTRIM_EXT_FITRIM_LOG=FILE  one byte appended to FILE for each FITRIM
+ *   FSTRIM_EXT_FAIL_FITRIM=N    the Nth FITRIM of the run (the Nth byte of
+ *                               FILE) fails with EIO, without the kernel
  */
 #undef _FORTIFY_SOURCE /* open() is defined here, not wrapped inline */
 
@@ -32,15 +40,20 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <linux/fs.h>
 #include <unistd.h>
 
 typedef long (*syscall_fn)(long, ...);
 typedef int (*open_fn)(const char *, int, ...);
 typedef int (*openat_fn)(int, const char *, int, ...);
+typedef int (*ioctl_fn)(int, unsigned long, ...);
 
 /* filesystem root opens seen so far */
 static long opens_seen;
@@ -160,36 +173,75 @@ long syscall(long number, ...)
 	return rc;
 }
 
+/* open() and openat() alike: both go to the next openat() */
+static int forward_open(int dirfd, const char *path, int flags, mode_t mode)
+{
+	static openat_fn real_openat;
+
+	if (!real_openat)
+		real_openat = (openat_fn)next_symbol("openat");
+	fallback_open(path, flags);
+	return real_openat(dirfd, path, flags, mode);
+}
+
+/* the mode argument of the caller, there only with O_CREAT or O_TMPFILE */
+#define MODE_ARG(flags)                                            \
+	({                                                         \
+		va_list ap_;                                       \
+		mode_t mode_ = 0;                                  \
+		va_start(ap_, flags);                              \
+		if ((flags) & (O_CREAT | O_TMPFILE))               \
+			mode_ = (mode_t)va_arg(ap_, unsigned int); \
+		va_end(ap_);                                       \
+		mode_;                                             \
+	})
+
 int open(const char *path, int flags, ...)
 {
-	static open_fn real_open;
-	mode_t mode = 0;
-	va_list ap;
-
-	if (!real_open)
-		real_open = (open_fn)next_symbol("open");
-	if (flags & (O_CREAT | O_TMPFILE)) {
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	fallback_open(path, flags);
-	return real_open(path, flags, mode);
+	return forward_open(AT_FDCWD, path, flags, MODE_ARG(flags));
 }
 
 int openat(int dirfd, const char *path, int flags, ...)
 {
-	static openat_fn real_openat;
-	mode_t mode = 0;
-	va_list ap;
+	return forward_open(dirfd, path, flags, MODE_ARG(flags));
+}
 
-	if (!real_openat)
-		real_openat = (openat_fn)next_symbol("openat");
-	if (flags & (O_CREAT | O_TMPFILE)) {
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
+/* Count this FITRIM in FSTRIM_EXT_FITRIM_LOG; true when it is the one to fail. */
+static bool fitrim_fails(void)
+{
+	const char *log = getenv("FSTRIM_EXT_FITRIM_LOG");
+	const char *fail = getenv("FSTRIM_EXT_FAIL_FITRIM");
+	static open_fn real_open;
+	struct stat st;
+	int fd, rc;
+
+	if (!log)
+		return false;
+	if (!real_open)
+		real_open = (open_fn)next_symbol("open");
+	/* O_APPEND: the size after the write is this call's number */
+	fd = real_open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return false;
+	rc = write(fd, "x", 1) == 1 && fstat(fd, &st) == 0;
+	close(fd);
+	return rc && fail && strtol(fail, NULL, 10) == (long)st.st_size;
+}
+
+int ioctl(int fd, unsigned long request, ...)
+{
+	static ioctl_fn real_ioctl;
+	va_list ap;
+	void *arg;
+
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (!real_ioctl)
+		real_ioctl = (ioctl_fn)next_symbol("ioctl");
+	if (request == FITRIM && fitrim_fails()) {
+		errno = EIO;
+		return -1;
 	}
-	fallback_open(path, flags);
-	return real_openat(dirfd, path, flags, mode);
+	return real_ioctl(fd, request, arg);
 }
