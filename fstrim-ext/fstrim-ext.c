@@ -26,6 +26,7 @@
 
 #include "audit.h"
 #include "caps.h"
+#include "compat.h"
 #include "fslog.h"
 #include "journal.h"
 #include "mounts.h"
@@ -56,6 +57,13 @@ struct fstrim_control {
 	unsigned int json_opt : 1; /* -J: build ->json once the options are read */
 	unsigned int progress : 1; /* a progress line on stderr, a terminal */
 };
+
+/* What this build does without the newer libraries' features, if anything. */
+static void print_compat_notes(FILE *out)
+{
+	if (*COMPAT_NOTES)
+		fprintf(out, "\nBuilt against older libraries:\n%s", COMPAT_NOTES);
+}
 
 static void __attribute__((__noreturn__)) usage(void)
 {
@@ -97,6 +105,7 @@ static void __attribute__((__noreturn__)) usage(void)
 	      " <num> takes the suffixes KiB (=1024), MiB, GiB, TiB, PiB and EiB (\"iB\" is\n"
 	      " optional: K means KiB), or KB (=1000), MB, GB, TB, PB and EB.\n",
 	      out);
+	print_compat_notes(out);
 	fprintf(out, "\nFor more details see %s(8).\n", program_invocation_short_name);
 	exit(EXIT_SUCCESS);
 }
@@ -948,9 +957,14 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage();
-		case 'V':
-			printf("%s\n", PACKAGE_STRING);
+		case 'V': {
+			char libs[256];
+
+			compat_library_versions(libs, sizeof(libs));
+			printf("%s\n%s\n", PACKAGE_STRING, libs);
+			print_compat_notes(stdout);
 			return EXIT_SUCCESS;
+		}
 		default:
 			errtryhelp();
 		}

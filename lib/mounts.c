@@ -24,6 +24,7 @@
 #include <libmount.h>
 #include <linux/magic.h>
 
+#include "compat.h"
 #include "mounts.h"
 #include "sysfs.h"
 

@@ -16,6 +16,40 @@
 
 #include "report-json.h"
 
+/*
+ * The value types that this libsmartcols prints (configure's checks):
+ * numbers and booleans since 2.33, lists of strings since 2.37, booleans
+ * that may be null since 2.38. For a type it lacks, the cell holds the
+ * value as JSON text in a column printed raw (SCOLS_JSON_NUMBER); before
+ * 2.33, which prints every value as a string, report_json_print() writes
+ * the document from the table itself. Either way the document has the
+ * same members and types. The unit tests build the older ways too, with
+ * these set to 0.
+ */
+#ifndef JSON_SCOLS_TYPES
+#define JSON_SCOLS_TYPES HAVE_DECL_SCOLS_COLUMN_SET_JSON_TYPE
+#endif
+#if !JSON_SCOLS_TYPES
+#undef JSON_SCOLS_LISTS
+#undef JSON_SCOLS_NULL_BOOLS
+#define JSON_SCOLS_LISTS 0
+#define JSON_SCOLS_NULL_BOOLS 0
+#endif
+#ifndef JSON_SCOLS_LISTS
+#define JSON_SCOLS_LISTS HAVE_DECL_SCOLS_JSON_ARRAY_STRING
+#endif
+#ifndef JSON_SCOLS_NULL_BOOLS
+#define JSON_SCOLS_NULL_BOOLS HAVE_DECL_SCOLS_JSON_BOOLEAN_OPTIONAL
+#endif
+
+enum value_type {
+	V_STRING,
+	V_NUMBER,
+	V_BOOLEAN,
+	V_BOOLEAN_OPTIONAL, /* true, false or null */
+	V_LIST, /* of strings; the cell holds them '\n'-separated */
+};
+
 enum {
 	COL_TARGET,
 	COL_SOURCE,
@@ -70,73 +104,68 @@ enum {
 
 struct colinfo {
 	const char *name;
-	int json_type;
+	enum value_type type;
 	bool audit;
 };
 
 /* Names are the JSON keys; underscores keep them usable as jq .keys. */
 static const struct colinfo columns[NCOLS] = {
-	[COL_TARGET] = { "target", SCOLS_JSON_STRING },
-	[COL_SOURCE] = { "source", SCOLS_JSON_STRING },
-	[COL_FSTYPE] = { "fstype", SCOLS_JSON_STRING },
-	[COL_STATUS] = { "status", SCOLS_JSON_STRING },
-	[COL_DRY_RUN] = { "dry_run", SCOLS_JSON_BOOLEAN },
-	[COL_TRIM] = { "trim", SCOLS_JSON_STRING },
-	[COL_TRIMMED] = { "trimmed", SCOLS_JSON_NUMBER },
-	[COL_TRIM_RANGES] = { "trim_ranges", SCOLS_JSON_NUMBER },
-	[COL_TRIM_STOPPED_AT] = { "trim_stopped_at", SCOLS_JSON_NUMBER },
-	[COL_TRIM_END] = { "trim_end", SCOLS_JSON_NUMBER },
-	[COL_JOURNAL] = { "journal", SCOLS_JSON_STRING },
-	[COL_JOURNAL_ERASE] = { "journal_erase", SCOLS_JSON_STRING },
-	[COL_JOURNAL_IFACE] = { "journal_interface", SCOLS_JSON_STRING },
-	[COL_TRIM_VERIFIED] = { "trim_verified", SCOLS_JSON_STRING },
-	[COL_TRIM_READBACK] = { "trim_readback_bytes", SCOLS_JSON_NUMBER },
-	[COL_JOURNAL_VERIFIED] = { "journal_verified", SCOLS_JSON_STRING },
-	[COL_JOURNAL_READBACK] = { "journal_readback_blocks", SCOLS_JSON_NUMBER },
-	[COL_REASON] = { "reason", SCOLS_JSON_STRING },
-	[COL_ERROR] = { "error", SCOLS_JSON_STRING },
-	[COL_WARNINGS] = { "warnings", SCOLS_JSON_ARRAY_STRING },
-	[COL_AUDIT_STATUS] = { "audit", SCOLS_JSON_STRING, true },
-	[COL_AUDIT_FOUND] = { "audit_found", SCOLS_JSON_BOOLEAN_OPTIONAL, true },
-	[COL_AUDIT_JOURNAL_DEVICE] = { "audit_journal_device", SCOLS_JSON_STRING, true },
-	[COL_AUDIT_JOURNAL_EXTERNAL] = { "audit_journal_external",
-					 SCOLS_JSON_BOOLEAN_OPTIONAL, true },
-	[COL_AUDIT_JOURNAL_BLOCKS] = { "audit_journal_blocks", SCOLS_JSON_NUMBER, true },
-	[COL_AUDIT_JOURNAL_NONZERO] = { "audit_journal_nonzero_blocks", SCOLS_JSON_NUMBER,
-					true },
-	[COL_AUDIT_JOURNAL_OLD] = { "audit_journal_old_blocks", SCOLS_JSON_NUMBER, true },
-	[COL_AUDIT_JOURNAL_LIVE] = { "audit_journal_live_blocks", SCOLS_JSON_NUMBER,
-				     true },
-	[COL_AUDIT_FREE_READ] = { "audit_free_read_bytes", SCOLS_JSON_NUMBER, true },
-	[COL_AUDIT_FREE_NONZERO] = { "audit_free_nonzero_blocks", SCOLS_JSON_NUMBER,
-				     true },
-	[COL_AUDIT_FREE_SHORT] = { "audit_free_below_granularity_blocks",
-				   SCOLS_JSON_NUMBER, true },
-	[COL_AUDIT_FREE_HELD] = { "audit_free_held_blocks", SCOLS_JSON_NUMBER, true },
-	[COL_AUDIT_DELETED_NAMES] = { "audit_deleted_names", SCOLS_JSON_NUMBER, true },
-	[COL_AUDIT_DIRECTORIES] = { "audit_directories", SCOLS_JSON_ARRAY_STRING, true },
-	[COL_AUDIT_FREE] = { "audit_free_bytes", SCOLS_JSON_NUMBER, true },
-	[COL_AUDIT_SMALL_FREE] = { "audit_small_free_bytes", SCOLS_JSON_NUMBER, true },
-	[COL_AUDIT_DISCARD] = { "audit_discard", SCOLS_JSON_BOOLEAN_OPTIONAL, true },
-	[COL_AUDIT_WRITE_ZEROES] = { "audit_write_zeroes", SCOLS_JSON_BOOLEAN_OPTIONAL,
-				     true },
-	[COL_AUDIT_JOURNAL_DISCARD] = { "audit_journal_discard",
-					SCOLS_JSON_BOOLEAN_OPTIONAL, true },
-	[COL_AUDIT_JOURNAL_WRITE_ZEROES] = { "audit_journal_write_zeroes",
-					     SCOLS_JSON_BOOLEAN_OPTIONAL, true },
-	[COL_AUDIT_CHECKPOINT] = { "audit_ext4_ioc_checkpoint",
-				   SCOLS_JSON_BOOLEAN_OPTIONAL, true },
-	[COL_AUDIT_CHECKPOINT_DISCARD] = { "audit_checkpoint_discard",
-					   SCOLS_JSON_BOOLEAN_OPTIONAL, true },
-	[COL_AUDIT_CHECKPOINT_ZEROOUT] = { "audit_checkpoint_zeroout",
-					   SCOLS_JSON_BOOLEAN_OPTIONAL, true },
-	[COL_AUDIT_CHKPT_JRNL] = { "audit_fs_ioc_chkpt_jrnl", SCOLS_JSON_BOOLEAN_OPTIONAL,
+	[COL_TARGET] = { "target", V_STRING },
+	[COL_SOURCE] = { "source", V_STRING },
+	[COL_FSTYPE] = { "fstype", V_STRING },
+	[COL_STATUS] = { "status", V_STRING },
+	[COL_DRY_RUN] = { "dry_run", V_BOOLEAN },
+	[COL_TRIM] = { "trim", V_STRING },
+	[COL_TRIMMED] = { "trimmed", V_NUMBER },
+	[COL_TRIM_RANGES] = { "trim_ranges", V_NUMBER },
+	[COL_TRIM_STOPPED_AT] = { "trim_stopped_at", V_NUMBER },
+	[COL_TRIM_END] = { "trim_end", V_NUMBER },
+	[COL_JOURNAL] = { "journal", V_STRING },
+	[COL_JOURNAL_ERASE] = { "journal_erase", V_STRING },
+	[COL_JOURNAL_IFACE] = { "journal_interface", V_STRING },
+	[COL_TRIM_VERIFIED] = { "trim_verified", V_STRING },
+	[COL_TRIM_READBACK] = { "trim_readback_bytes", V_NUMBER },
+	[COL_JOURNAL_VERIFIED] = { "journal_verified", V_STRING },
+	[COL_JOURNAL_READBACK] = { "journal_readback_blocks", V_NUMBER },
+	[COL_REASON] = { "reason", V_STRING },
+	[COL_ERROR] = { "error", V_STRING },
+	[COL_WARNINGS] = { "warnings", V_LIST },
+	[COL_AUDIT_STATUS] = { "audit", V_STRING, true },
+	[COL_AUDIT_FOUND] = { "audit_found", V_BOOLEAN_OPTIONAL, true },
+	[COL_AUDIT_JOURNAL_DEVICE] = { "audit_journal_device", V_STRING, true },
+	[COL_AUDIT_JOURNAL_EXTERNAL] = { "audit_journal_external", V_BOOLEAN_OPTIONAL,
+					 true },
+	[COL_AUDIT_JOURNAL_BLOCKS] = { "audit_journal_blocks", V_NUMBER, true },
+	[COL_AUDIT_JOURNAL_NONZERO] = { "audit_journal_nonzero_blocks", V_NUMBER, true },
+	[COL_AUDIT_JOURNAL_OLD] = { "audit_journal_old_blocks", V_NUMBER, true },
+	[COL_AUDIT_JOURNAL_LIVE] = { "audit_journal_live_blocks", V_NUMBER, true },
+	[COL_AUDIT_FREE_READ] = { "audit_free_read_bytes", V_NUMBER, true },
+	[COL_AUDIT_FREE_NONZERO] = { "audit_free_nonzero_blocks", V_NUMBER, true },
+	[COL_AUDIT_FREE_SHORT] = { "audit_free_below_granularity_blocks", V_NUMBER,
 				   true },
-	[COL_AUDIT_UNLINK_WIPES] = { "audit_unlink_wipes_names",
-				     SCOLS_JSON_BOOLEAN_OPTIONAL, true },
-	[COL_AUDIT_DIRENT_PACK_WIPE] = { "audit_dirent_pack_wipe",
-					 SCOLS_JSON_BOOLEAN_OPTIONAL, true },
-	[COL_AUDIT_ERRORS] = { "audit_errors", SCOLS_JSON_ARRAY_STRING, true },
+	[COL_AUDIT_FREE_HELD] = { "audit_free_held_blocks", V_NUMBER, true },
+	[COL_AUDIT_DELETED_NAMES] = { "audit_deleted_names", V_NUMBER, true },
+	[COL_AUDIT_DIRECTORIES] = { "audit_directories", V_LIST, true },
+	[COL_AUDIT_FREE] = { "audit_free_bytes", V_NUMBER, true },
+	[COL_AUDIT_SMALL_FREE] = { "audit_small_free_bytes", V_NUMBER, true },
+	[COL_AUDIT_DISCARD] = { "audit_discard", V_BOOLEAN_OPTIONAL, true },
+	[COL_AUDIT_WRITE_ZEROES] = { "audit_write_zeroes", V_BOOLEAN_OPTIONAL, true },
+	[COL_AUDIT_JOURNAL_DISCARD] = { "audit_journal_discard", V_BOOLEAN_OPTIONAL,
+					true },
+	[COL_AUDIT_JOURNAL_WRITE_ZEROES] = { "audit_journal_write_zeroes",
+					     V_BOOLEAN_OPTIONAL, true },
+	[COL_AUDIT_CHECKPOINT] = { "audit_ext4_ioc_checkpoint", V_BOOLEAN_OPTIONAL,
+				   true },
+	[COL_AUDIT_CHECKPOINT_DISCARD] = { "audit_checkpoint_discard", V_BOOLEAN_OPTIONAL,
+					   true },
+	[COL_AUDIT_CHECKPOINT_ZEROOUT] = { "audit_checkpoint_zeroout", V_BOOLEAN_OPTIONAL,
+					   true },
+	[COL_AUDIT_CHKPT_JRNL] = { "audit_fs_ioc_chkpt_jrnl", V_BOOLEAN_OPTIONAL, true },
+	[COL_AUDIT_UNLINK_WIPES] = { "audit_unlink_wipes_names", V_BOOLEAN_OPTIONAL,
+				     true },
+	[COL_AUDIT_DIRENT_PACK_WIPE] = { "audit_dirent_pack_wipe", V_BOOLEAN_OPTIONAL,
+					 true },
+	[COL_AUDIT_ERRORS] = { "audit_errors", V_LIST, true },
 };
 
 struct report_json {
@@ -148,6 +177,47 @@ struct report_json {
 	char *run; /* warnings about the run itself */
 	size_t run_len;
 };
+
+/* Does the cell of @col hold its value as JSON text, written here? */
+static bool own_text(int col)
+{
+	switch (columns[col].type) {
+	case V_NUMBER:
+	case V_BOOLEAN:
+		return !JSON_SCOLS_TYPES;
+	case V_BOOLEAN_OPTIONAL:
+		return !JSON_SCOLS_NULL_BOOLS;
+	case V_LIST:
+		return !JSON_SCOLS_LISTS;
+	default:
+		return false;
+	}
+}
+
+#if JSON_SCOLS_TYPES
+/* How libsmartcols prints @col: JSON text written here is printed raw. */
+static int scols_type(int col)
+{
+	if (own_text(col))
+		return SCOLS_JSON_NUMBER;
+	switch (columns[col].type) {
+	case V_NUMBER:
+		return SCOLS_JSON_NUMBER;
+	case V_BOOLEAN:
+		return SCOLS_JSON_BOOLEAN;
+#if JSON_SCOLS_NULL_BOOLS
+	case V_BOOLEAN_OPTIONAL:
+		return SCOLS_JSON_BOOLEAN_OPTIONAL;
+#endif
+#if JSON_SCOLS_LISTS
+	case V_LIST:
+		return SCOLS_JSON_ARRAY_STRING;
+#endif
+	default:
+		return SCOLS_JSON_STRING;
+	}
+}
+#endif
 
 void report_json_free(struct report_json *rj)
 {
@@ -176,19 +246,24 @@ struct report_json *report_json_new(bool with_audit)
 
 	for (i = 0; i < NCOLS; i++) {
 		const struct colinfo *ci = &columns[i];
-		int flags = ci->json_type == SCOLS_JSON_ARRAY_STRING ? SCOLS_FL_WRAP : 0;
+		bool wrap = ci->type == V_LIST && !own_text(i);
 		struct libscols_column *cl;
 
 		if (ci->audit && !with_audit)
 			continue;
-		cl = scols_table_new_column(rj->table, ci->name, 0, flags);
+		cl = scols_table_new_column(rj->table, ci->name, 0,
+					    wrap ? SCOLS_FL_WRAP : 0);
 		if (!cl)
 			goto fail;
-		scols_column_set_json_type(cl, ci->json_type);
+#if JSON_SCOLS_TYPES
+		scols_column_set_json_type(cl, scols_type(i));
+#endif
+#if JSON_SCOLS_LISTS
 		/* lists are one item a line, as lsblk's mountpoints */
-		if (flags & SCOLS_FL_WRAP)
+		if (wrap)
 			scols_column_set_wrapfunc(cl, scols_wrapnl_chunksize,
 						  scols_wrapnl_nextchunk, NULL);
+#endif
 		rj->cols[i] = cl;
 	}
 	return rj;
@@ -315,6 +390,67 @@ static char *utf8_safe(const char *val, int *err)
 	return out;
 }
 
+/* @str as a JSON string, quoted and escaped. */
+static void put_json_chars(FILE *out, const char *str)
+{
+	const char *s;
+
+	fputc('"', out);
+	for (s = str; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else if (c == '\t')
+			fputs("\\t", out);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+/* A JSON string, for the members written outside libsmartcols. */
+static void put_json_string(FILE *out, const char *str)
+{
+	int err;
+	char *safe = utf8_safe(str, &err);
+
+	put_json_chars(out, safe ? safe : str);
+	free(safe);
+}
+
+/* The '\n'-separated @list as a JSON array of strings, malloc'ed, or NULL. */
+static char *list_text(const char *list)
+{
+	char *text = NULL, *item;
+	size_t len = 0, n;
+	const char *p;
+	FILE *out = open_memstream(&text, &len);
+
+	if (!out)
+		return NULL;
+	fputc('[', out);
+	for (p = list; *p; p += n + !!p[n]) {
+		n = strcspn(p, "\n");
+		item = strndup(p, n);
+		if (!item)
+			break;
+		fputs(p == list ? "" : ", ", out);
+		put_json_string(out, item);
+		free(item);
+	}
+	fputc(']', out);
+	if (fclose(out) || *p) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 static int set(struct report_json *rj, struct libscols_line *ln, int col, const char *val)
 {
 	char *safe;
@@ -322,6 +458,14 @@ static int set(struct report_json *rj, struct libscols_line *ln, int col, const 
 
 	if (!rj->cols[col] || !val)
 		return 0;
+	if (columns[col].type == V_LIST && own_text(col)) {
+		safe = list_text(val);
+		rc = !safe || scols_line_set_column_data(ln, rj->cols[col], safe) ?
+			     -ENOMEM :
+			     0;
+		free(safe);
+		return rc;
+	}
 	safe = utf8_safe(val, &rc);
 	if (rc)
 		return rc;
@@ -342,6 +486,8 @@ static int set_u64(struct report_json *rj, struct libscols_line *ln, int col,
 
 static int set_bool(struct report_json *rj, struct libscols_line *ln, int col, bool val)
 {
+	if (own_text(col))
+		return set(rj, ln, col, val ? "true" : "false");
 	/* libsmartcols reads "0" (and "N") as false, anything else as true */
 	return set(rj, ln, col, val ? "1" : "0");
 }
@@ -466,11 +612,15 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 	const char *status = "ok", *reason = NULL;
 	char error[256] = "";
 	struct libscols_line *ln;
-	int rc = 0, worst = 0;
+	int rc = 0, worst = 0, i;
 
 	ln = scols_table_new_line(rj->table, NULL);
 	if (!ln)
 		return -ENOMEM;
+	/* a list without items is [], where libsmartcols does not print lists */
+	for (i = 0; i < NCOLS; i++)
+		if (columns[i].type == V_LIST && own_text(i))
+			rc |= set(rj, ln, i, "");
 
 	rc |= set(rj, ln, COL_TARGET, res->path);
 	rc |= set(rj, ln, COL_SOURCE, res->device ? res->device : fs->source);
@@ -578,32 +728,6 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 	return rc ? -ENOMEM : 0;
 }
 
-/* A JSON string, for the few members written outside libsmartcols. */
-static void put_json_string(FILE *out, const char *str)
-{
-	int err;
-	char *safe = utf8_safe(str, &err);
-	const char *s = safe ? safe : str;
-
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", out);
-		else if (c == '\t')
-			fputs("\\t", out);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-	free(safe);
-}
-
 /*
  * The document as libsmartcols printed it, but with "[]" for an empty
  * list: libsmartcols 2.38 prints a list cell with no items as [null].
@@ -641,12 +765,67 @@ static void put_document(FILE *out, const char *doc, size_t len)
 	}
 }
 
+#if !JSON_SCOLS_TYPES
+/*
+ * The table as libsmartcols 2.33 and later print it, for one that prints
+ * every value as a string: the cells of other types hold JSON text.
+ */
+static int print_table(struct report_json *rj, char **doc)
+{
+	struct libscols_iter *itr = scols_new_iter(SCOLS_ITER_FORWARD);
+	struct libscols_line *ln;
+	const char *data;
+	size_t len = 0;
+	int i, n = 0;
+	FILE *out;
+
+	if (!itr)
+		return -ENOMEM;
+	out = open_memstream(doc, &len);
+	if (!out) {
+		scols_free_iter(itr);
+		return -ENOMEM;
+	}
+	fputs("{\n   \"filesystems\": [", out);
+	while (scols_table_next_line(rj->table, itr, &ln) == 0) {
+		const char *sep = "\n         ";
+
+		fputs(n++ ? ",\n      {" : "\n      {", out);
+		for (i = 0; i < NCOLS; i++) {
+			if (!rj->cols[i])
+				continue;
+			data = scols_cell_get_data(
+				scols_line_get_column_cell(ln, rj->cols[i]));
+			fputs(sep, out);
+			sep = ",\n         ";
+			put_json_chars(out, columns[i].name);
+			fputs(": ", out);
+			if (!data || !*data)
+				fputs(columns[i].type == V_BOOLEAN ? "false" : "null",
+				      out);
+			else if (own_text(i))
+				fputs(data, out);
+			else
+				put_json_chars(out, data);
+		}
+		fputs("\n      }", out);
+	}
+	fputs(n ? "\n   ]\n}\n" : "]\n}\n", out);
+	scols_free_iter(itr);
+	return fclose(out) ? -ENOMEM : 0;
+}
+#endif
+
 int report_json_print(struct report_json *rj, int exit_status, FILE *out)
 {
 	char *doc = NULL, *end;
 	int rc;
 
+#if JSON_SCOLS_TYPES
 	rc = scols_print_table_to_string(rj->table, &doc);
+#else
+	rc = print_table(rj, &doc);
+#endif
 	if (rc || !doc) {
 		free(doc);
 		return rc ? rc : -ENOMEM;

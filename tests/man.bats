@@ -45,7 +45,7 @@ teardown() {
 
 @test "man page: carries the version of fstrim-ext --version" {
 	local version
-	version=$("$FSTRIM_EXT" --version | grep -oE '[0-9]+(\.[0-9]+)+[^ ]*' | tail -n1)
+	version=$("$FSTRIM_EXT" --version | head -n1 | grep -oE '[0-9]+(\.[0-9]+)+[^ ]*' | tail -n1)
 	run grep -c '@PACKAGE_VERSION@' "$top_srcdir/man/fstrim-ext.8.in"
 	assert_output 1
 	# the page make built, when there is one
