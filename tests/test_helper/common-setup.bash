@@ -146,22 +146,24 @@ require_cmd() {
 	done
 }
 
-# attach_loop IMG: sets LOOPDEV. A loop device keeps a discard limit of 0
-# that someone set on it, even after detach: such a device is reset (see
-# _reset_loop_device) and another one taken, so that every test starts
-# from a device with discard.
+# attach_loop IMG: sets LOOPDEV. A loop device keeps a discard limit that
+# someone lowered on it (to 0, or to split discards), even after detach:
+# such a device is reset (see _reset_loop_device) and another one taken,
+# so that every test starts from a device with its full discard limit.
 attach_loop() {
-	local _
+	local _ q
 	for _ in 1 2 3 4 5; do
 		LOOPDEV=$(losetup --find --show "$1") || fail "losetup failed"
-		if [[ $(cat "/sys/block/${LOOPDEV#/dev/}/queue/discard_max_bytes") != 0 ]]; then
+		q=/sys/block/${LOOPDEV#/dev/}/queue
+		if [[ $(cat "$q/discard_max_bytes") != 0 &&
+			$(cat "$q/discard_max_bytes") == "$(cat "$q/discard_max_hw_bytes")" ]]; then
 			LOOPDEVS+=("$LOOPDEV")
 			return 0
 		fi
 		losetup -d "$LOOPDEV"
 		_reset_loop_device "$LOOPDEV"
 	done
-	fail "no loop device with discard"
+	fail "no loop device with its full discard limit"
 }
 
 # make_loop_fs TYPE SIZE_MB [mkfs args...]
