@@ -111,7 +111,7 @@ void compat_library_versions(char *buf, size_t size)
  */
 int main(int argc, char **argv)
 {
-	struct libmnt_cache *cache = mnt_new_cache();
+	struct libmnt_cache *cache;
 	char *path = NULL;
 	int rc;
 
@@ -119,6 +119,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s CMDLINE\n", argv[0]);
 		return 2;
 	}
+	cache = mnt_new_cache();
 	rc = compat_guess_system_root(argv[1], 0, cache, &path);
 	printf("compat: %d %s\n", rc, path ? path : "-");
 	free(path);
