@@ -275,6 +275,32 @@ crash() {
 	[ "$stale" -eq 0 ]
 }
 
+# The lock order of syzbot's "possible deadlock in ext4_bmap" (6.1-era): chattr
+# +j and FIBMAP of a file with journalled data take i_rwsem, then the
+# journal's j_checkpoint_mutex; the erase holds j_checkpoint_mutex while it
+# maps journal blocks, which took the journal inode's i_rwsem in ext4_bmap()
+# before "ext4, jbd2: add an optimized bmap for the journal inode". Both
+# orders in one boot: the lockdep kernel of make check-kernel-debug reports
+# the cycle if the erase still takes i_rwsem.
+# bats test_tags=root
+@test "[both] chattr +j, FIBMAP, then a journal erase on the same filesystem: file intact" {
+	local f="$MNT/nodiscard/jdata"
+
+	yes JDATA-ONE | head -c 1M > "$f"
+	run chattr +j "$f"
+	assert_success
+	yes JDATA-TWO | head -c 1M > "$f"
+	run filefrag -B "$f"
+	assert_success
+	assert_output --regexp ': [0-9]+ extents? found$'
+	run "$KCHECK_PROBE" checkpoint "$MNT/nodiscard" 2
+	assert_output 0
+	run chattr -j "$f"
+	assert_success
+	cmp <(yes JDATA-TWO | head -c 1M) "$f"
+	rm "$f"
+}
+
 # bats test_tags=root
 @test "[patch 3] htree leaf splits leave no deleted names in the directory, kept files intact" {
 	local d="$MNT/htree/d" i n left bad=0 line
