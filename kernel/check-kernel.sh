@@ -19,6 +19,10 @@
 # usage: check-kernel.sh --srcdir DIR --builddir DIR --fstrim-ext PATH [--crash-only]
 #        check-kernel.sh --srcdir DIR --print-key patched|stock
 #            (prints "VERSION KEY", the cache key, for each version)
+#        check-kernel.sh --srcdir DIR --builddir DIR --build-only
+#            (builds, or takes from the cache, each kernel of
+#            FSTRIM_EXT_KERNEL_FLAVORS of each version and prints
+#            "kernel VERSION FLAVOR PATH" for it; kernel/check-fstests.sh)
 #
 # Environment:
 #   FSTRIM_EXT_KERNEL_VERSIONS versions to check (default "6.1 6.12": every
@@ -38,6 +42,10 @@
 #   FSTRIM_EXT_KERNEL_GUESTS   guests (or sets of crash trials) run at once
 #                              (default 2)
 #   FSTRIM_EXT_CRASH_*         see tests/crash/crash-check.sh
+#   FSTRIM_EXT_KERNEL_VARIANT  a second build of each kernel with the config
+#                              fragment kernel/VARIANT.config merged over
+#                              uml.config ("debug": make check-kernel-debug,
+#                              "fstests": kernel/check-fstests.sh)
 #   CC                         compiler for the probe (default cc)
 
 set -u -o pipefail
@@ -47,11 +55,12 @@ die() {
 	exit 99
 }
 
-srcdir='' builddir='' fstrim_ext='' print_key='' crash_only=0
+srcdir='' builddir='' fstrim_ext='' print_key='' crash_only=0 build_only=0
 while (($#)); do
 	case $1 in
 	--print-key) print_key=$2; shift 2 ;;
 	--crash-only) crash_only=1; shift ;;
+	--build-only) build_only=1 fstrim_ext=/bin/true; shift ;;
 	--srcdir) srcdir=$2; shift 2 ;;
 	--builddir) builddir=$2; shift 2 ;;
 	--fstrim-ext) fstrim_ext=$2; shift 2 ;;
@@ -80,6 +89,17 @@ cc=${CC:-cc}
 work=$builddir/kernel-check
 tap=$builddir/check-kernel.tap
 ((crash_only)) && tap=$builddir/check-crash.tap
+
+# A variant (make check-kernel-debug, make check-fstests) merges its fragment
+# over uml.config, so its kernels get their own cache keys; it works in its
+# own directory and writes its own TAP.
+variant=${FSTRIM_EXT_KERNEL_VARIANT:-}
+if [[ -n $variant ]]; then
+	[[ $variant =~ ^[a-z0-9]+$ && -r $srcdir/kernel/$variant.config ]] ||
+		die "FSTRIM_EXT_KERNEL_VARIANT=$variant: no $srcdir/kernel/$variant.config"
+	work=$builddir/kernel-check-$variant
+	tap=${tap%.tap}-$variant.tap
+fi
 
 flavors=${FSTRIM_EXT_KERNEL_FLAVORS:-patched stock}
 crash_flavors=${FSTRIM_EXT_KERNEL_CRASH_FLAVORS:-$flavors}
@@ -165,7 +185,8 @@ use_version() {
 	ver=$1
 	tarball=$sourcedir/linux-source-$ver.tar.xz
 	seriesdir=$srcdir/kernel/linux-$ver
-	fragment=$seriesdir/uml.config
+	fragments=("$seriesdir/uml.config")
+	[[ -z $variant ]] || fragments+=("$srcdir/kernel/$variant.config")
 	mapfile -t patches < <(grep -v '^[[:space:]]*\(#\|$\)' "$seriesdir/series")
 	((${#patches[@]})) || die "$seriesdir/series lists no patch"
 	if [[ -z ${tree_ids[$ver]:-} ]]; then
@@ -181,7 +202,7 @@ kernel_key() { # kernel_key FLAVOR
 		echo "tree $tree_id"
 		echo "cc $tool_id"
 		echo "flavor $1"
-		cat "$fragment"
+		cat "${fragments[@]}"
 		# Only the diffs: a reworded commit message needs no rebuild.
 		if [[ $1 == patched ]]; then
 			for p in "${patches[@]}"; do
@@ -282,15 +303,15 @@ checkpatch_clean() {
 	grep -q '^total: 0 errors, 0 warnings, \(0 checks, \)\?[0-9]* lines checked$' <<< "$out"
 }
 
-# configure_tree LOG: ARCH=um defconfig with the fragment merged over it;
-# every option of the fragment must survive olddefconfig.
+# configure_tree LOG: ARCH=um defconfig with the fragments merged over it;
+# every option of the fragments must survive olddefconfig.
 configure_tree() {
 	local opt
 
 	{
 		make -C "$tree" ARCH=um CC="$kcc" defconfig &&
 			"$tree"/scripts/kconfig/merge_config.sh -m -O "$tree" \
-				"$tree/.config" "$fragment" &&
+				"$tree/.config" "${fragments[@]}" &&
 			make -C "$tree" ARCH=um CC="$kcc" olddefconfig
 	} >> "$1" 2>&1 || {
 		tail -20 "$1"
@@ -304,7 +325,7 @@ configure_tree() {
 			echo "check-kernel: $ver: '$opt' did not survive olddefconfig" >&2
 			return 1
 		}
-	done < <(grep -E '^(CONFIG_|# CONFIG_)' "$fragment" |
+	done < <(cat "${fragments[@]}" | grep -E '^(CONFIG_|# CONFIG_)' |
 		sed 's/^# \(CONFIG_[A-Za-z0-9_]*\) is not set$/# \1=/')
 }
 
@@ -373,6 +394,18 @@ if [[ -n $print_key ]]; then
 	for v in $versions; do
 		use_version "$v"
 		echo "$v $(kernel_key "$print_key")"
+	done
+	exit 0
+fi
+if ((build_only)); then
+	for v in $versions; do
+		use_version "$v"
+		build_kernels
+		for flavor in $flavors; do
+			((${kernel_ok[$flavor]:-0})) ||
+				die "$ver $flavor: UML kernel build failed (see $work/build-$ver-$flavor.log)"
+			echo "kernel $ver $flavor ${kernel_bin[$flavor]}"
+		done
 	done
 	exit 0
 fi

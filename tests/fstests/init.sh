@@ -1,0 +1,36 @@
+#!/bin/bash
+# PID 1 of the User-Mode Linux guest booted by kernel/check-fstests.sh.
+#
+# The kernel hands FSTESTS_ENV=FILE from its command line to init's
+# environment; FILE sets FSTESTS_DIR (the built fstests tree),
+# FSTESTS_RUNDIR (local.config, results, logs), FSTESTS_LIST (the tests),
+# FSTESTS_PROBE (for the power-off) and SOAK_DURATION. ./check's output goes
+# to $FSTESTS_RUNDIR/check.out, the guest's exit status to the host through
+# /proc/exitcode.
+
+# shellcheck source=tests/kernel/guest-setup.sh
+. "${0%/*}/guest-setup.sh"
+
+status=1
+if [[ -r "${FSTESTS_ENV:-}" ]]; then
+	# shellcheck source=/dev/null
+	. "$FSTESTS_ENV"
+	export HOST_OPTIONS=$FSTESTS_RUNDIR/local.config SOAK_DURATION
+	mkdir -p /tmp/fstests/test /tmp/fstests/scratch
+	echo "fstests: $(uname -r), mkfs.ext4 of the test device"
+	mkfs.ext4 -q -F /dev/ubda > "$FSTESTS_RUNDIR/mkfs-test.log" 2>&1
+	cd "$FSTESTS_DIR" || exit 1
+	echo "fstests: ./check $FSTESTS_LIST"
+	# shellcheck disable=SC2086 # a list of test names
+	./check $FSTESTS_LIST > "$FSTESTS_RUNDIR/check.out" 2>&1
+	status=$?
+	tail -5 "$FSTESTS_RUNDIR/check.out"
+	dmesg > "$FSTESTS_RUNDIR/dmesg.txt" 2>/dev/null
+else
+	echo "fstests: FSTESTS_ENV not set or unreadable" >&2
+fi
+sync
+"$FSTESTS_PROBE" poweroff "$status"
+# Not reached unless the power-off failed; PID 1 must not return.
+echo o > /proc/sysrq-trigger
+sleep infinity
