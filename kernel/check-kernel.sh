@@ -621,6 +621,25 @@ record_crash_trials() {
 	done < "$work/crash-$ver-$1.out"
 }
 
+# kernel_reports FLAVOR: in a variant run, no guest of FLAVOR (guest tests,
+# crash trials) logged a lockdep splat, a KASAN report, a WARNING or a BUG.
+# The console logs carry the whole kernel log, killed guests' included.
+kernel_reports() {
+	local logs=() hits desc
+
+	mapfile -t logs < <(find "$work/run-$ver-$1" "$work/crash-$ver-$1" -type f \
+		\( -name 'console*.log' -o -name 'dmesg*.txt' \) 2>/dev/null | sort)
+	hits=$(grep -HE 'WARNING:|BUG:|KASAN:|DEBUG_LOCKS_WARN_ON|INFO: (possible|trying to register|task )|circular locking|turning off the locking correctness validator|Kernel panic|Oops' \
+		"${logs[@]}" /dev/null 2>/dev/null | sed "s|^$work/||")
+	desc="$ver $1: [$variant] no lockdep, KASAN, WARNING or BUG report in the kernel log of any of ${#logs[@]} guest logs"
+	if [[ -z $hits ]]; then
+		record ok "$desc"
+	else
+		record not_ok "$desc ($(wc -l <<< "$hits") lines, first: $(head -1 <<< "$hits"))"
+		head -20 <<< "$hits" | sed 's/^/# /'
+	fi
+}
+
 # in_parallel FUNCTION ITEM...: FUNCTION FLAVOR KERNEL for each ITEM,
 # "VERSION FLAVOR KERNEL", $guests at a time: a UML guest keeps about one
 # CPU busy, so two guests fill a two-core machine.
@@ -680,6 +699,7 @@ if [[ -z ${FSTRIM_EXT_KERNEL_FILTER:-} ]]; then
 fi
 in_parallel run_crash_trials "${crashed[@]}"
 in_order record_crash_trials "${crashed[@]}"
+[[ -z $variant ]] || in_order kernel_reports "${booted[@]}"
 
 {
 	printf '%s\n' "${tap_lines[@]}"
