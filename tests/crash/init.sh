@@ -24,10 +24,7 @@ mkdir -p /run/crash
 
 status=1
 poweroff() {
-	sync
-	"$KCHECK_PROBE" poweroff "$status"
-	echo o > /proc/sysrq-trigger
-	sleep infinity
+	guest_poweroff "$KCHECK_PROBE" "$status"
 }
 
 if [[ ! -r ${CRASH_ENV:-} ]]; then

@@ -29,8 +29,4 @@ if [[ -r "${FSTESTS_ENV:-}" ]]; then
 else
 	echo "fstests: FSTESTS_ENV not set or unreadable" >&2
 fi
-sync
-"$FSTESTS_PROBE" poweroff "$status"
-# Not reached unless the power-off failed; PID 1 must not return.
-echo o > /proc/sysrq-trigger
-sleep infinity
+guest_poweroff "$FSTESTS_PROBE" "$status"

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# The start of PID 1 in the User-Mode Linux guests of `make check-kernel`
-# (tests/kernel/init.sh, tests/crash/init.sh), sourced from the directory
+# The start and the end of PID 1 in the User-Mode Linux guests of
+# `make check-kernel` and `make check-fstests` (tests/kernel/init.sh,
+# tests/crash/init.sh, tests/fstests/init.sh), sourced from the directory
 # the host installed init into.
 #
 # The guest's root is the host's root through hostfs, so the host's bash,
@@ -42,3 +43,13 @@ private_tmpfs() {
 
 private_tmpfs /tmp || echo "kcheck: /tmp: cannot keep ${KCHECK_KEEP:-} visible" >&2
 private_tmpfs /run || echo "kcheck: /run: cannot keep ${KCHECK_KEEP:-} visible" >&2
+
+# guest_poweroff PROBE STATUS: the end of PID 1: sync, then power off with
+# STATUS as the kernel's exit status (/proc/exitcode, through PROBE).
+guest_poweroff() {
+	sync
+	"$1" poweroff "$2"
+	# Not reached unless the power-off failed; PID 1 must not return.
+	echo o > /proc/sysrq-trigger
+	sleep infinity
+}

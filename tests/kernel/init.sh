@@ -24,8 +24,4 @@ if [[ -r "${KCHECK_ENV:-}" ]]; then
 else
 	echo "kcheck: KCHECK_ENV not set or unreadable" >&2
 fi
-sync
-"$KCHECK_PROBE" poweroff "$status"
-# Not reached unless the power-off failed; PID 1 must not return.
-echo o > /proc/sysrq-trigger
-sleep infinity
+guest_poweroff "$KCHECK_PROBE" "$status"
