@@ -7,17 +7,17 @@
 # The kernels are those of kernel/check-kernel.sh built with
 # kernel/fstests.config merged over uml.config (loop, device-mapper with
 # dm-flakey, dm-log-writes, dm-thin and dm-delay, ext4 ACLs and quota),
-# cached like the others (FSTRIM_EXT_KERNEL_VARIANT=fstests). The fstests tree is copied from
-# FSTRIM_EXT_FSTESTS_SOURCE into BUILDDIR/fstests, this project's own tests
-# (tests/fstests/<dir>/<number>, with their .out) are copied into its
-# tests/, and it is built there. Then the kernel boots with the host's root
-# as hostfs, a test device (ubda), a scratch device (ubdb) and a device for
-# dm-log-writes (ubdc), and tests/fstests/init.sh runs ./check on the list,
-# one kernel after the other (FSTRIM_EXT_KERNEL_VERSIONS, and
-# FSTRIM_EXT_KERNEL_FLAVORS, by default "patched"; "stock" boots the kernel
-# without the series, to see a test fail there). Writes TAP to
-# BUILDDIR/check-fstests.tap (a notrun test is "ok # skip"),
-# with fstests' own summary, and prints it; exits non-zero if a test failed.
+# cached like the others (FSTRIM_EXT_KERNEL_VARIANT=fstests). The fstests
+# tree is copied from FSTRIM_EXT_FSTESTS_SOURCE into BUILDDIR/fstests, this
+# project's own tests (tests/fstests/<dir>/<number>, with their .out) are
+# copied into its tests/, and it is built there. Then each kernel boots
+# with the host's root as hostfs, a test device (ubda), a scratch device
+# (ubdb) and a device for dm-log-writes (ubdc), and tests/fstests/init.sh
+# runs ./check there: the list on the patched kernel, and on the stock one
+# (without the series) the tests that must fail there, ext4/900; two guests
+# at a time. Writes TAP to BUILDDIR/check-fstests.tap (a notrun test is
+# "ok # skip"), with fstests' own summary, and prints it; exits non-zero if
+# a test failed.
 # Run by `make check-fstests` (root, not in CI); see kernel/README.
 #
 # usage: check-fstests.sh --srcdir DIR --builddir DIR
@@ -25,11 +25,18 @@
 # Environment:
 #   FSTRIM_EXT_FSTESTS_SOURCE  an fstests git repository (its HEAD; a bare
 #                              one will do) or source tree (required)
-#   FSTRIM_EXT_FSTESTS_TESTS   the tests ./check runs (default: the set below)
+#   FSTRIM_EXT_FSTESTS_TESTS   the tests ./check runs on a patched kernel
+#                              (default: the set below)
+#   FSTRIM_EXT_FSTESTS_STOCK_TESTS  the tests that must fail on a stock
+#                              kernel (default ext4/900)
 #   FSTRIM_EXT_FSTESTS_SOAK    SOAK_DURATION in seconds for the soak loops
 #                              (generic/388; default 120)
 #   FSTRIM_EXT_FSTESTS_TIMEOUT seconds a guest may run (default 5400)
-#   FSTRIM_EXT_KERNEL_*        as for kernel/check-kernel.sh
+#   FSTRIM_EXT_FSTESTS_VARIANT the kernels' variant (default fstests; empty:
+#                              make check-kernel's, without loop or dm, so
+#                              the tests that need them are not run)
+#   FSTRIM_EXT_KERNEL_*        as for kernel/check-kernel.sh (VERSIONS,
+#                              FLAVORS "patched stock", GUESTS 2, JOBS, ...)
 
 set -u -o pipefail
 
@@ -61,27 +68,23 @@ tree=$builddir/fstests
 runs=$builddir/fstests-run
 tap=$builddir/check-fstests.tap
 
-# The set: this project's test of FS_IOC_CHKPT_JRNL and the journal erase,
-# ext4's own tests of the checkpoint ioctl and the dirent wipe, the
+# The set, sized to run in about half an hour under UML: this project's
+# test of FS_IOC_CHKPT_JRNL and the journal erase (ext4/900), ext4's own
+# tests of the checkpoint ioctl and the dirent wipe (ext4/050, ext4/048),
 # crash-and-replay tests of the "log" group that use dm-flakey (fsync, then
-# drop every later write and remount), two that replay a dm-log-writes log,
-# the shutdown tests (EXT4_IOC_SHUTDOWN, then recovery), and a few ACL and
-# quota tests. Not yet timed as a whole (kernel/README): ext4/050 alone took
-# 222 s under UML at load 27, so FSTRIM_EXT_FSTESTS_TESTS can narrow it.
-default_tests="ext4/900 ext4/050 ext4/048 ext4/045
+# drop every later write and remount), and the two that replay a
+# dm-log-writes log on ext4 (generic/455: fsx; generic/482: fsstress over
+# dm-thin). FSTRIM_EXT_FSTESTS_TESTS runs others (ext4/quick, generic/log).
+default_tests="ext4/900 ext4/050 ext4/048
 generic/034 generic/039 generic/056 generic/059 generic/065 generic/066
-generic/073 generic/090 generic/104 generic/106 generic/107 generic/321
-generic/322 generic/325 generic/335 generic/336 generic/341 generic/342
-generic/343 generic/348 generic/376 generic/479 generic/480 generic/483
-generic/489 generic/498 generic/502 generic/509 generic/510 generic/512
-generic/520 generic/526 generic/527 generic/534 generic/535 generic/547
-generic/552 generic/557
-generic/455 generic/457
-generic/388 generic/392 generic/417 generic/468
-generic/099 generic/237 generic/082 generic/219 generic/230"
+generic/321 generic/322 generic/335 generic/336 generic/341 generic/342
+generic/343 generic/455 generic/482"
 tests=${FSTRIM_EXT_FSTESTS_TESTS:-$default_tests}
 tests=$(tr -s '[:space:]' ' ' <<< "$tests")
 tests=${tests% }
+stock_tests=${FSTRIM_EXT_FSTESTS_STOCK_TESTS:-ext4/900}
+guests=${FSTRIM_EXT_KERNEL_GUESTS:-2}
+[[ $guests =~ ^[1-9][0-9]*$ ]] || die "FSTRIM_EXT_KERNEL_GUESTS takes a whole number, at least 1"
 
 for cmd in make gcc autoconf libtoolize dmsetup xfs_io fio mkfs.ext4 debugfs perl; do
 	command -v "$cmd" >/dev/null || die "$cmd is required (see kernel/README)"
@@ -98,8 +101,8 @@ log() {
 
 # The kernels, "VERSION FLAVOR PATH", from kernel/check-kernel.sh's cache or
 # built by it.
-mapfile -t kernels < <(FSTRIM_EXT_KERNEL_VARIANT=fstests \
-	FSTRIM_EXT_KERNEL_FLAVORS=${FSTRIM_EXT_KERNEL_FLAVORS:-patched} \
+mapfile -t kernels < <(FSTRIM_EXT_KERNEL_VARIANT=${FSTRIM_EXT_FSTESTS_VARIANT-fstests} \
+	FSTRIM_EXT_KERNEL_FLAVORS=${FSTRIM_EXT_KERNEL_FLAVORS:-patched stock} \
 	"$srcdir/kernel/check-kernel.sh" --srcdir "$srcdir" --builddir "$builddir" \
 	--build-only | tee /dev/stderr | sed -n 's/^kernel //p')
 ((${#kernels[@]})) || die "no kernel to boot"
@@ -137,14 +140,15 @@ mkdir -p "$runs" || die "cannot create $runs"
 $cc -O2 -Wall -I"$srcdir/include" -o "$runs/chkpt-probe" "$srcdir/tests/kernel/chkpt-probe.c" ||
 	die "cannot build the probe"
 
-n=0 failures=0
-: > "$tap"
-# run_fstests VERSION FLAVOR KERNEL: ./check on the list in one guest of
-# KERNEL, its results as TAP lines appended to $tap
+# run_fstests VERSION FLAVOR KERNEL: ./check on the flavor's list in one
+# guest of KERNEL; its results, one "ok|not_ok TEST DETAIL" line a test, in
+# the run directory's results.txt, fstests' summary in summary.txt
 run_fstests() {
-	local ver=$1 flavor=$2 kernel=$3 run status t0 ran notrun failed t
+	local ver=$1 flavor=$2 kernel=$3 run status t0 list ran notrun failed t
 
 	run=$runs/$ver-$flavor
+	list=$tests
+	[[ $flavor != stock ]] || list=$stock_tests
 	rm -rf "$run" || die "cannot remove $run"
 	mkdir -p "$run/results" || die "cannot create $run"
 	install -m 0755 "$srcdir/tests/fstests/init.sh" "$run/init"
@@ -162,11 +166,11 @@ run_fstests() {
 	cat > "$run/fstests.env" <<-EOENV
 		FSTESTS_DIR='$tree'
 		FSTESTS_RUNDIR='$run'
-		FSTESTS_LIST='$tests'
+		FSTESTS_LIST='$list'
 		FSTESTS_PROBE='$runs/chkpt-probe'
 		SOAK_DURATION=$soak
 	EOENV
-	log "$ver $flavor: booting $kernel for fstests ($tests; console log $run/console.log)"
+	log "$ver $flavor: booting $kernel for fstests ($list; console log $run/console.log)"
 	t0=$(date +%s)
 	timeout -k 10 "$guest_timeout" setsid "$kernel" mem=1024M \
 		ubd0="$run/test.img" ubd1="$run/scratch.img" ubd2="$run/logwrites.img" \
@@ -175,42 +179,68 @@ run_fstests() {
 		KCHECK_KEEP="$srcdir:$builddir" \
 		con0=fd:0,fd:1 con=null < /dev/null > "$run/console.log" 2>&1
 	status=$?
-	stty sane 2>/dev/null || true
 	log "$ver $flavor: the guest exited with status $status after $(($(date +%s) - t0))s"
 
-	# TAP from ./check's summary: its "Ran:", "Not run:" and "Failures:" lines.
-	summary() { # summary LABEL: the tests on ./check's last LABEL line
-		sed -n "s/^$1: *//p" "$run/check.out" 2>/dev/null | tail -1
-	}
-	ran=" $(summary Ran) " notrun=" $(summary 'Not run') " failed=" $(summary Failures) "
+	# ./check's summary: its last "Ran:", "Not run:" and "Failures:" lines
+	ran=" $(sed -n 's/^Ran: *//p' "$run/check.out" 2>/dev/null | tail -1) "
+	notrun=" $(sed -n 's/^Not run: *//p' "$run/check.out" 2>/dev/null | tail -1) "
+	failed=" $(sed -n 's/^Failures: *//p' "$run/check.out" 2>/dev/null | tail -1) "
+	for t in $list; do
+		if [[ $failed == *" $t "* ]]; then
+			echo "not_ok $t (see $run/results/$t.out.bad, $run/results/$t.full)"
+		elif [[ $notrun == *" $t "* ]]; then
+			echo "ok $t # skip $(head -1 "$run/results/$t.notrun" 2>/dev/null)"
+		elif [[ $ran == *" $t "* ]]; then
+			echo "ok $t"
+		else
+			echo "none $t (no result: the guest stopped, status $status; see $run/console.log)"
+		fi
+	done > "$run/results.txt"
 	{
-		for t in $tests; do
-			n=$((n + 1))
-			if [[ $failed == *" $t "* ]]; then
-				echo "not ok $n - $ver $flavor: $t (see $run/results/$t.out.bad, $run/results/$t.full)"
-				failures=$((failures + 1))
-			elif [[ $notrun == *" $t "* ]]; then
-				echo "ok $n - $ver $flavor: $t # skip $(head -1 "$run/results/$t.notrun" 2>/dev/null)"
-			elif [[ $ran == *" $t "* ]]; then
-				echo "ok $n - $ver $flavor: $t"
-			else
-				echo "not ok $n - $ver $flavor: $t (no result: the guest stopped, status $status; see $run/console.log)"
-				failures=$((failures + 1))
-			fi
-		done
-		grep -E '^(Ran|Not run|Failures|Failed|Passed)' "$run/check.out" 2>/dev/null |
-			sed "s/^/# $ver $flavor: /"
-		echo "# $ver $flavor: guest $(($(date +%s) - t0))s"
-	} >> "$tap"
+		grep -E '^(Ran|Not run|Failures|Failed|Passed)' "$run/check.out" 2>/dev/null
+		echo "guest $(($(date +%s) - t0))s"
+	} > "$run/summary.txt"
 }
 
+# The guests, $guests at a time (a UML guest keeps about one CPU busy).
+i=0
 for k in "${kernels[@]}"; do
 	# shellcheck disable=SC2086 # "VERSION FLAVOR PATH"
-	run_fstests $k
+	run_fstests $k &
+	i=$((i + 1))
+	((i % guests)) || wait
 done
+wait
+stty sane 2>/dev/null || true
+
+# TAP, kernel by kernel. On a stock kernel a test must fail: those of
+# FSTRIM_EXT_FSTESTS_STOCK_TESTS test what only the series provides.
+n=0 failures=0
 {
+	for k in "${kernels[@]}"; do
+		read -r ver flavor _ <<< "$k"
+		run=$runs/$ver-$flavor
+		while read -r result t detail; do
+			n=$((n + 1))
+			if [[ $flavor == stock && $result != none ]]; then
+				if [[ $result == not_ok ]]; then
+					echo "ok $n - $ver $flavor: $t fails without the series, as it must"
+					continue
+				fi
+				result=not_ok
+				detail="passes or is not run without the series, so it proves nothing $detail"
+			fi
+			if [[ $result == ok ]]; then
+				echo "ok $n - $ver $flavor: $t${detail:+ $detail}"
+			else
+				echo "not ok $n - $ver $flavor: $t $detail"
+				failures=$((failures + 1))
+			fi
+		done < "$run/results.txt"
+		sed "s/^/# $ver $flavor: /" "$run/summary.txt"
+	done
 	echo "1..$n"
 	echo "# check-fstests took $(($(date +%s) - t_start))s, $failures of $n tests failed"
-} >> "$tap"
+} > "$tap"
 cat "$tap"
 ((failures == 0))
