@@ -52,8 +52,10 @@ LOOP_CTL_ADD = 0x4C80
 
 
 def sh(*args, check=True, **kw):
+    # surrogateescape: mountpoints with invalid UTF-8 come back byte for byte
     return subprocess.run(args, check=check, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, **kw)
+                          stderr=subprocess.PIPE, text=True,
+                          errors="surrogateescape", **kw)
 
 
 def try_sh(*args):
