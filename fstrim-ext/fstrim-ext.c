@@ -429,41 +429,88 @@ static void verify_journal(const struct fstrim_control *ctl, int fd, const char 
 /* Free extents read back after the last FITRIM (see audit_free_sample()). */
 #define TRIM_CHECK_EXTENTS 64
 
+/* Free blocks FITRIM cannot reach read at most (audit_free_unreachable()). */
+#define UNREACHED_CHECK_BYTES (64ULL << 20)
+
+/*
+ * Before the trims: the free blocks FITRIM will not reach (held by the
+ * allocator, or in free extents below its minimum), read for what
+ * deleted files left there; verify_trim() reads those again after.
+ */
+static struct audit_free_marks *note_unreachable(const struct fstrim_control *ctl, int fd,
+						 struct fs_result *res)
+{
+	struct audit_free_marks *marks = NULL;
+
+	audit_free_unreachable(fd, ctl->range.start, ctl->range.len, ctl->range.minlen,
+			       UNREACHED_CHECK_BYTES, &res->unreached_check, &marks);
+	return marks;
+}
+
 /*
  * The same for free space: a sample of what FITRIM discarded is read
- * back, so that a device that ignores discard is reported, not trusted.
+ * back, so that a device that ignores discard is reported, not trusted;
+ * and the blocks @unreached (note_unreachable()) that held data before
+ * the trims. Data in either fails the filesystem, as data left in the
+ * journal does.
  */
 static void verify_trim(const struct fstrim_control *ctl, int fd, const char *path,
-			struct fs_result *res)
+			struct fs_result *res, struct audit_free_marks *unreached)
 {
-	struct audit_free *f = &res->trim_check;
+	struct audit_free *f = &res->trim_check, *u = &res->unreached_check;
+	struct audit_free_marks *marks = NULL;
 	char size[SIZE_HUMAN_MAX];
-
 	uint64_t more;
-	int rc;
+	int rc, urc = 0;
 
 	res->trim_checked = true;
 	rc = audit_free_sample(fd, ctl->range.start, ctl->range.len, ctl->range.minlen,
-			       TRIM_CHECK_EXTENTS, f);
+			       TRIM_CHECK_EXTENTS, f, &marks);
 	/*
-	 * Blocks freed by a transaction that committed after FITRIM began
-	 * are free in the bitmap but were not yet discardable: commit,
-	 * discard once more, and count only what stays.
+	 * Blocks freed by a transaction that committed after FITRIM passed
+	 * them were not discarded, a preallocation may have been released,
+	 * and a writer may take and free blocks meanwhile: commit, discard
+	 * once more, and count only the blocks that still hold what they
+	 * held, free all along.
 	 */
-	if (!rc && f->nonzero_blocks && syncfs(fd) == 0 &&
-	    trim_fs(fd, &ctl->range, &more) == 0)
-		rc = audit_free_sample(fd, ctl->range.start, ctl->range.len,
-				       ctl->range.minlen, TRIM_CHECK_EXTENTS, f);
-	if (rc)
+	if ((marks || unreached) && syncfs(fd) == 0 &&
+	    trim_fs(fd, &ctl->range, &more) == 0) {
+		if (!rc && marks)
+			rc = audit_free_recheck(fd, marks, f);
+		if (unreached)
+			urc = audit_free_recheck(fd, unreached, u);
+	}
+	audit_free_marks_free(marks);
+	if (rc) {
+		f->read = false;
+		f->error = -rc;
 		note(ctl,
 		     "%s: warning: the discarded free space could not be read back: %s",
-		     path, strerror(f->error));
-	else if (f->nonzero_blocks)
+		     path, strerror(-rc));
+	} else if (f->nonzero_blocks) {
 		note(ctl,
-		     "%s: warning: the device did not erase what FITRIM discarded: %" PRIu64
-		     " free blocks still hold data in %s read back",
+		     "%s: the device did not erase what FITRIM discarded: %" PRIu64
+		     " free blocks still hold data after a second discard (%s read back)",
 		     path, f->nonzero_blocks,
 		     size_to_human(f->read_bytes, size, sizeof(size)));
+	}
+	if (urc) {
+		u->read = false;
+		u->error = -urc;
+	}
+	if (!u->read) {
+		note(ctl,
+		     "%s: warning: the free blocks FITRIM cannot reach could not be "
+		     "read: %s",
+		     path, strerror(u->error));
+	} else if (u->nonzero_blocks) {
+		note(ctl,
+		     "%s: %" PRIu64 " free blocks that FITRIM cannot reach still hold "
+		     "data of deleted files: %" PRIu64 " held by the allocator "
+		     "(preallocated, until used or the filesystem is unmounted), %" PRIu64
+		     " in free extents shorter than the discard granularity",
+		     path, u->nonzero_blocks, u->held_blocks, u->short_blocks);
+	}
 }
 
 /*
@@ -488,6 +535,7 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 		.journal_asked = ctl->journal,
 	};
 	struct audit_result audit = { 0 };
+	struct audit_free_marks *unreached = NULL;
 	int trim_rc = 0, journal_rc = 0, rc;
 	char error[256];
 	bool ext4;
@@ -508,6 +556,9 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 		if (ctl->dryrun) {
 			res.trim_done = true;
 		} else {
+			/* nothing more once a stop is asked for: not even a read */
+			if (ctl->journal && !stop_signal)
+				unreached = note_unreachable(ctl, fd, &res);
 			trim_rc = trim_in_steps(ctl, fd, path, &res);
 			if (res.trim_stopped)
 				note_stopped(ctl, &res);
@@ -551,7 +602,7 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 			}
 			if (res.trim_done && !ctl->dryrun && !res.retrim_rc &&
 			    !res.trim_stopped && ext4)
-				verify_trim(ctl, fd, path, &res);
+				verify_trim(ctl, fd, path, &res, unreached);
 			if (res.retrim_rc)
 				note(ctl,
 				     "%s: FITRIM after the journal checkpoint failed: %s; "
@@ -573,7 +624,10 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 		}
 	}
 	rc = worse(worse(trim_rc, journal_rc), res.retrim_rc);
-	if (res.verify.state == JOURNAL_VERIFY_DATA_LEFT)
+	if (res.verify.state == JOURNAL_VERIFY_DATA_LEFT ||
+	    (res.trim_checked && res.trim_check.read && res.trim_check.nonzero_blocks) ||
+	    (res.trim_checked && res.unreached_check.read &&
+	     res.unreached_check.nonzero_blocks))
 		rc = worse(rc, -EIO);
 
 	if (ctl->audit) {
@@ -594,6 +648,7 @@ out:
 	jf.journal_rc = journal_rc;
 	report_fs(ctl, &res, &jf);
 	audit_result_free(&audit);
+	audit_free_marks_free(unreached);
 	return rc;
 }
 

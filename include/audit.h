@@ -125,6 +125,8 @@ int audit_journal_readback(int fd, struct audit_journal *j, struct audit_extents
 
 void audit_extents_free(struct audit_extents *e);
 
+struct audit_free_marks;
+
 /*
  * After FITRIM over @start, @len with @minlen on the filesystem open at
  * @fd: read back, with O_DIRECT, up to 1 MiB of at most @extents free
@@ -132,10 +134,44 @@ void audit_extents_free(struct audit_extents *e);
  * FS_IOC_GETFSMAP reports them, of at least the discard granularity,
  * their part aligned to it), spread over the range. @out->read_bytes is
  * what was read, @out->nonzero_blocks what held data: a device that
- * ignores discard. Returns 0 or -errno.
+ * ignores discard, or blocks freed after FITRIM passed them. With @marks,
+ * *@marks is set to those blocks and what they held, for
+ * audit_free_recheck(), or to NULL when there are none (free it with
+ * audit_free_marks_free()). Returns 0 or -errno.
  */
+
 int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-		      unsigned int extents, struct audit_free *out);
+		      unsigned int extents, struct audit_free *out,
+		      struct audit_free_marks **marks);
+
+/*
+ * After another commit and FITRIM: read the blocks @marks names again and
+ * set @out->nonzero_blocks to those still free that hold the same data,
+ * which a discard covering them did not erase, or which FITRIM could not
+ * reach; for marks of audit_free_unreachable(), @out->held_blocks and
+ * @out->short_blocks say why (the allocator's view now, @fd's filesystem).
+ * Returns 0 or -errno.
+ */
+int audit_free_recheck(int fd, struct audit_free_marks *marks, struct audit_free *out);
+
+void audit_free_marks_free(struct audit_free_marks *marks);
+
+/*
+ * The free blocks that FITRIM over @start, @len with @minlen cannot reach:
+ * free on the disk but held by ext4's allocator (the unused part of a
+ * preallocation: a locality group's, 512 blocks by default, or an open
+ * file's), or in an allocator's free extent shorter than FITRIM's
+ * minimum (the discard granularity). FITRIM walks only the allocator's
+ * free extents of at least that length, so deleted files' contents there
+ * stay until the preallocation is used or released (at unmount) or the
+ * extent grows. Reads them with O_DIRECT, up to @budget bytes:
+ * @out->free_bytes is how much there is, @out->read_bytes what was read,
+ * @out->nonzero_blocks the blocks with data, which *@marks names (NULL
+ * when none) for audit_free_recheck(). Returns 0 or -errno.
+ */
+int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			   uint64_t budget, struct audit_free *out,
+			   struct audit_free_marks **marks);
 
 /*
  * Whether the audit found data that a reader of the device could recover:

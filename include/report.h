@@ -32,6 +32,8 @@ struct fs_result {
 	struct journal_verify verify; /* the journal read back after the erase */
 	bool trim_checked; /* free space read back after the last FITRIM */
 	struct audit_free trim_check;
+	/* free blocks FITRIM cannot reach, read before the trims and after */
+	struct audit_free unreached_check;
 };
 
 /*

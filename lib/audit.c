@@ -284,6 +284,25 @@ static bool block_is_zero(const unsigned char *p, size_t len)
 	return true;
 }
 
+/*
+ * Open @path for O_DIRECT reads and allocate @buf, @size bytes aligned
+ * for them. Returns the descriptor, or -errno with nothing left open.
+ */
+static int direct_open(const char *path, size_t size, unsigned char **buf)
+{
+	int dev = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+
+	*buf = NULL;
+	if (dev < 0)
+		return -errno;
+	if (posix_memalign((void **)buf, DIRECT_ALIGN, size)) {
+		*buf = NULL;
+		close(dev);
+		return -ENOMEM;
+	}
+	return dev;
+}
+
 /* Read journal block @jblk with O_DIRECT into @buf (DIRECT_ALIGN aligned). */
 static int read_jblock(int dev, const struct journal_layout *jl, uint32_t jblk,
 		       unsigned char *buf)
@@ -500,12 +519,11 @@ static int scan_journal(struct journal_layout *jl, ext2_filsys fs,
 	uint32_t blk;
 	int dev, rc;
 
-	dev = open(jl->devpath, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	dev = direct_open(jl->devpath,
+			  jl->bsize > DIRECT_ALIGN ? jl->bsize : DIRECT_ALIGN, &buf);
 	if (dev < 0)
-		return -errno;
-	if (posix_memalign((void **)&buf, DIRECT_ALIGN,
-			   jl->bsize > DIRECT_ALIGN ? jl->bsize : DIRECT_ALIGN) ||
-	    posix_memalign((void **)&big, DIRECT_ALIGN, READ_CHUNK)) {
+		return dev;
+	if (posix_memalign((void **)&big, DIRECT_ALIGN, READ_CHUNK)) {
 		free(buf);
 		close(dev);
 		return -ENOMEM;
@@ -648,13 +666,9 @@ static int external_layout(ext2_filsys fs, struct audit_result *out,
 
 	/* the journal's length is in its superblock: read that first */
 	sb_block = (uint32_t)ext2fs_journal_sb_start((int)fs->blocksize);
-	dev = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	dev = direct_open(path, DIRECT_ALIGN, &buf);
 	if (dev < 0)
-		return -errno;
-	if (posix_memalign((void **)&buf, DIRECT_ALIGN, DIRECT_ALIGN)) {
-		close(dev);
-		return -ENOMEM;
-	}
+		return dev;
 	if (pread(dev, buf, DIRECT_ALIGN, (off_t)sb_block * fs->blocksize) !=
 	    DIRECT_ALIGN)
 		rc = errno ? -errno : -EIO;
@@ -1011,22 +1025,37 @@ static int audit_dirents(ext2_filsys fs, struct audit_dirents *d)
 
 struct block_list {
 	blk64_t *v;
+	uint32_t *sum; /* crc32c of each block's contents when read */
 	size_t count, alloc;
 };
 
-static int blocks_add(struct block_list *l, blk64_t blk)
+static int blocks_add(struct block_list *l, blk64_t blk, const unsigned char *data,
+		      size_t len)
 {
 	if (l->count == l->alloc) {
 		size_t n = l->alloc ? l->alloc * 2 : 64;
 		blk64_t *v = realloc(l->v, n * sizeof(*v));
+		uint32_t *sum;
 
 		if (!v)
 			return -ENOMEM;
 		l->v = v;
+		sum = realloc(l->sum, n * sizeof(*sum));
+		if (!sum)
+			return -ENOMEM;
+		l->sum = sum;
 		l->alloc = n;
 	}
+	l->sum[l->count] = ext2fs_crc32c_le(~0U, data, len);
 	l->v[l->count++] = blk;
 	return 0;
+}
+
+static void blocks_free(struct block_list *l)
+{
+	free(l->v);
+	free(l->sum);
+	memset(l, 0, sizeof(*l));
 }
 
 /*
@@ -1049,9 +1078,12 @@ static uint64_t still_free(const char *devpath, struct block_list *l)
 		ext2fs_close_free(&fs);
 		return l->count;
 	}
-	for (i = 0; i < l->count; i++)
-		if (!ext2fs_test_block_bitmap2(fs->block_map, l->v[i]))
-			l->v[n++] = l->v[i];
+	for (i = 0; i < l->count; i++) {
+		if (ext2fs_test_block_bitmap2(fs->block_map, l->v[i]))
+			continue;
+		l->sum[n] = l->sum[i];
+		l->v[n++] = l->v[i];
+	}
 	l->count = n;
 	ext2fs_close_free(&fs);
 	return n;
@@ -1249,13 +1281,9 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 	if (stride < per_chunk)
 		stride = per_chunk;
 
-	dev = open(devpath, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	dev = direct_open(devpath, READ_CHUNK, &buf);
 	if (dev < 0)
-		return -errno;
-	if (posix_memalign((void **)&buf, DIRECT_ALIGN, READ_CHUNK)) {
-		close(dev);
-		return -ENOMEM;
-	}
+		return dev;
 	for (blk64_t b = start; b < end && !rc;) {
 		blk64_t z, s;
 
@@ -1281,7 +1309,7 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 			f->read_bytes += n * bsize;
 			for (k = 0; k < n && !rc; k++)
 				if (!block_is_zero(buf + k * bsize, bsize))
-					rc = blocks_add(&found, at + k);
+					rc = blocks_add(&found, at + k, NULL, 0);
 			/* reading all of it: go on where this piece ended */
 			next += all ? n : stride;
 		}
@@ -1298,7 +1326,7 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 
 		classify_left(fd, fs, min > bsize ? min : bsize, &found, f);
 	}
-	free(found.v);
+	blocks_free(&found);
 	return rc;
 }
 
@@ -1428,51 +1456,133 @@ int audit_journal_readback(int fd, struct audit_journal *j, struct audit_extents
 	return rc;
 }
 
-int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-		      unsigned int extents, struct audit_free *out)
-{
-	struct audit_device dev = { 0 };
-	unsigned char *buf = NULL;
-	ext2_filsys fs = NULL;
-	uint64_t bsize, gran, eligible = 0, seen = 0, stride, done = 0;
-	struct block_list found = { 0 };
-	struct alloc_free w = { 0 };
-	blk64_t first, end;
-	struct stat st;
-	int devfd = -1, rc = 0;
+/* Free blocks that read back with data after FITRIM, and what they held. */
+struct audit_free_marks {
+	char *devpath;
+	uint64_t bsize;
+	uint64_t gran; /* FITRIM's minimum, to tell why it left them; or 0 */
+	struct block_list blocks;
+};
 
+void audit_free_marks_free(struct audit_free_marks *marks)
+{
+	if (!marks)
+		return;
+	blocks_free(&marks->blocks);
+	free(marks->devpath);
+	free(marks);
+}
+
+/*
+ * A read back of free space on the filesystem open at @fd: its device,
+ * libext2fs on it, an O_DIRECT descriptor and buffer, and the blocks found
+ * holding data.
+ */
+struct free_reader {
+	struct audit_device dev;
+	ext2_filsys fs;
+	int devfd;
+	unsigned char *buf;
+	struct block_list found;
+};
+
+static int free_reader_open(struct free_reader *r, int fd, struct audit_free *out)
+{
+	struct stat st;
+
+	memset(r, 0, sizeof(*r));
+	r->devfd = -1;
 	memset(out, 0, sizeof(*out));
 	if (fstat(fd, &st) != 0)
 		return -errno;
-	describe_device(st.st_dev, &dev);
-	if (!dev.path || !dev.known) {
-		free(dev.path);
+	describe_device(st.st_dev, &r->dev);
+	if (!r->dev.path || !r->dev.known)
 		return -ENODEV;
-	}
-	if (ext2fs_open(dev.path, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0,
-			unix_io_manager, &fs) != 0) {
-		free(dev.path);
+	if (ext2fs_open(r->dev.path, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0,
+			0, unix_io_manager, &r->fs) != 0)
 		return -EUCLEAN;
+	out->block_size = r->fs->blocksize;
+	r->devfd = direct_open(r->dev.path, READ_CHUNK, &r->buf);
+	return r->devfd < 0 ? r->devfd : 0;
+}
+
+/*
+ * Keep of what @r found the blocks still free, hand them to *@marks (when
+ * asked and there are any), release the rest. Returns @rc.
+ */
+static int free_reader_close(struct free_reader *r, int rc, struct audit_free *out,
+			     struct audit_free_marks **marks)
+{
+	if (!rc)
+		out->nonzero_blocks = still_free(r->dev.path, &r->found);
+	if (!rc && r->found.count && marks) {
+		*marks = calloc(1, sizeof(**marks));
+		if (*marks) {
+			(*marks)->devpath = r->dev.path;
+			(*marks)->bsize = r->fs->blocksize;
+			(*marks)->blocks = r->found;
+			r->dev.path = NULL;
+			memset(&r->found, 0, sizeof(r->found));
+		}
 	}
-	bsize = fs->blocksize;
-	out->block_size = (uint32_t)bsize;
-	/* FITRIM's minimum, as ext4_trim_fs() raises it */
-	gran = dev.discard_granularity > bsize ? dev.discard_granularity : bsize;
+	blocks_free(&r->found);
+	out->read = rc == 0;
+	out->error = -rc;
+	if (r->devfd >= 0)
+		close(r->devfd);
+	free(r->buf);
+	free(r->dev.path);
+	if (r->fs)
+		ext2fs_close_free(&r->fs);
+	return rc;
+}
+
+/* FITRIM's minimum in bytes, as ext4_trim_fs() raises it. */
+static uint64_t trim_minimum(const struct free_reader *r, uint64_t minlen)
+{
+	uint64_t bsize = r->fs->blocksize;
+	uint64_t gran = r->dev.discard_granularity > bsize ? r->dev.discard_granularity :
+							     bsize;
+
 	if (minlen > gran)
 		gran = (minlen + bsize - 1) / bsize * bsize;
-	first = start / bsize > fs->super->s_first_data_block ?
-			start / bsize :
-			fs->super->s_first_data_block;
-	end = ext2fs_blocks_count(fs->super);
-	if (len / bsize < end - first)
-		end = first + len / bsize;
-	if (posix_memalign((void **)&buf, DIRECT_ALIGN, READ_CHUNK))
-		rc = -ENOMEM;
-	if (!rc) {
-		devfd = open(dev.path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-		if (devfd < 0)
-			rc = -errno;
-	}
+	return gran;
+}
+
+/* The blocks [*first, *end) of FITRIM's range @start, @len. */
+static void trim_span(ext2_filsys fs, uint64_t start, uint64_t len, blk64_t *first,
+		      blk64_t *end)
+{
+	uint64_t bsize = fs->blocksize;
+
+	*first = start / bsize > fs->super->s_first_data_block ?
+			 start / bsize :
+			 fs->super->s_first_data_block;
+	*end = ext2fs_blocks_count(fs->super);
+	if (len / bsize < *end - *first)
+		*end = *first + len / bsize;
+}
+
+int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+		      unsigned int extents, struct audit_free *out,
+		      struct audit_free_marks **marks)
+{
+	uint64_t bsize, gran, eligible = 0, seen = 0, stride, done = 0;
+	struct alloc_free w = { 0 };
+	struct free_reader r;
+	blk64_t first, end;
+	ext2_filsys fs;
+	int rc;
+
+	if (marks)
+		*marks = NULL;
+	rc = free_reader_open(&r, fd, out);
+	if (rc)
+		return free_reader_close(&r, rc, out, NULL);
+	fs = r.fs;
+	bsize = fs->blocksize;
+	gran = trim_minimum(&r, minlen);
+	trim_span(fs, start, len, &first, &end);
 	/*
 	 * Two passes over the extents FITRIM discarded (the allocator's, not
 	 * the disk's bitmap, see struct alloc_free): count them, then read
@@ -1507,7 +1617,7 @@ int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 				continue;
 			done++;
 			n = hi - lo < READ_CHUNK ? hi - lo : READ_CHUNK;
-			got = pread(devfd, buf, n, (off_t)lo);
+			got = pread(r.devfd, r.buf, n, (off_t)lo);
 			if (got != (ssize_t)n) {
 				rc = got < 0 ? -errno : -EIO;
 				break;
@@ -1515,24 +1625,157 @@ int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 			out->read_bytes += n;
 			out->free_bytes += hi - lo;
 			for (k = 0; k < n / bsize && !rc; k++)
-				if (!block_is_zero(buf + k * bsize, bsize))
-					rc = blocks_add(&found, lo / bsize + k);
+				if (!block_is_zero(r.buf + k * bsize, bsize))
+					rc = blocks_add(&r.found, lo / bsize + k,
+							r.buf + k * bsize, bsize);
 		}
 		if (rc == 1)
 			rc = 0;
 		alloc_free_close(&w);
 	}
+	return free_reader_close(&r, rc, out, marks);
+}
+
+/* Read [@z, @hi) in pieces, marking the blocks with data. */
+static int read_marking(struct free_reader *r, blk64_t z, blk64_t hi, uint64_t budget,
+			struct audit_free *out)
+{
+	uint64_t bsize = r->fs->blocksize;
+
+	out->free_bytes += (hi - z) * bsize;
+	while (z < hi) {
+		uint64_t n = hi - z, k;
+		ssize_t got;
+
+		if (n > READ_CHUNK / bsize)
+			n = READ_CHUNK / bsize;
+		if (n > (budget - out->read_bytes) / bsize)
+			n = (budget - out->read_bytes) / bsize;
+		if (!n)
+			return 0;
+		got = pread(r->devfd, r->buf, n * bsize, (off_t)(z * bsize));
+		if (got != (ssize_t)(n * bsize))
+			return got < 0 ? -errno : -EIO;
+		out->read_bytes += n * bsize;
+		for (k = 0; k < n; k++) {
+			int rc;
+
+			if (block_is_zero(r->buf + k * bsize, bsize))
+				continue;
+			rc = blocks_add(&r->found, z + k, r->buf + k * bsize, bsize);
+			if (rc)
+				return rc;
+		}
+		z += n;
+	}
+	return 0;
+}
+
+int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			   uint64_t budget, struct audit_free *out,
+			   struct audit_free_marks **marks)
+{
+	struct alloc_free w = { 0 };
+	blk64_t a = 0, b = 0, pos, end;
+	struct free_reader r;
+	bool walked = false;
+	uint64_t gran;
+	int rc;
+
+	*marks = NULL;
+	rc = free_reader_open(&r, fd, out);
 	if (!rc)
-		out->nonzero_blocks = still_free(dev.path, &found);
-	free(found.v);
-	out->read = rc == 0;
-	out->error = -rc;
-	if (devfd >= 0)
-		close(devfd);
-	free(buf);
-	free(dev.path);
-	ext2fs_close_free(&fs);
+		rc = ext2fs_read_block_bitmap(r.fs) ? -EIO : 0;
+	if (!rc)
+		rc = alloc_free_open(&w, fd, r.fs);
+	if (rc)
+		return free_reader_close(&r, rc, out, NULL);
+	gran = trim_minimum(&r, minlen);
+	trim_span(r.fs, start, len, &pos, &end);
+	/*
+	 * The disk's free runs, less the allocator's free extents that
+	 * FITRIM discards: those at least its minimum long.
+	 */
+	while (!rc && pos < end) {
+		blk64_t z, s;
+
+		if (ext2fs_find_first_zero_block_bitmap2(r.fs->block_map, pos, end - 1,
+							 &z))
+			break;
+		if (ext2fs_find_first_set_block_bitmap2(r.fs->block_map, z, end - 1, &s))
+			s = end;
+		while (!rc && z < s) {
+			blk64_t stop;
+
+			if (b <= z && !walked) {
+				rc = alloc_free_next(&w, &a, &b);
+				if (rc == 1) {
+					walked = true;
+					a = b = end;
+					rc = 0;
+				}
+				continue;
+			}
+			/* held: not free to the allocator; or free, too short */
+			stop = a <= z && z < b ? b : a;
+			if (stop > s)
+				stop = s;
+			if (!(a <= z && z < b) || (b - a) * r.fs->blocksize < gran)
+				rc = read_marking(&r, z, stop, budget, out);
+			z = stop;
+		}
+		pos = s;
+	}
+	alloc_free_close(&w);
+	rc = free_reader_close(&r, rc, out, marks);
+	if (*marks)
+		(*marks)->gran = gran;
 	return rc;
+}
+
+int audit_free_recheck(int fd, struct audit_free_marks *marks, struct audit_free *out)
+{
+	struct block_list *l = &marks->blocks;
+	size_t span = marks->bsize > DIRECT_ALIGN ? marks->bsize : DIRECT_ALIGN;
+	ext2_filsys fs = NULL;
+	unsigned char *buf;
+	size_t i, n = 0;
+	int dev, rc = 0;
+
+	dev = direct_open(marks->devpath, span, &buf);
+	if (dev < 0)
+		return dev;
+	for (i = 0; i < l->count; i++) {
+		/* O_DIRECT reads whole aligned pieces: the one holding the block */
+		uint64_t at = l->v[i] * marks->bsize;
+		uint64_t piece = at / DIRECT_ALIGN * DIRECT_ALIGN;
+		ssize_t got = pread(dev, buf, span, (off_t)piece);
+
+		if (got < 0 || (uint64_t)got < at - piece + marks->bsize) {
+			rc = got < 0 ? -errno : -EIO;
+			break;
+		}
+		if (ext2fs_crc32c_le(~0U, buf + (at - piece), marks->bsize) != l->sum[i])
+			continue;
+		l->sum[n] = l->sum[i];
+		l->v[n++] = l->v[i];
+	}
+	close(dev);
+	free(buf);
+	if (rc)
+		return rc;
+	l->count = n;
+	out->nonzero_blocks = still_free(marks->devpath, l);
+	out->short_blocks = out->held_blocks = 0;
+	out->classified = false;
+	/* why FITRIM did not reach them: the allocator's view now */
+	if (marks->gran && l->count &&
+	    ext2fs_open(marks->devpath, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS,
+			0, 0, unix_io_manager, &fs) == 0) {
+		classify_left(fd, fs, marks->gran, l, out);
+		ext2fs_close_free(&fs);
+	}
+	return 0;
 }
 
 bool audit_found_remnants(const struct audit_result *res)

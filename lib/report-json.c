@@ -663,6 +663,22 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 				snprintf(error, sizeof(error), "FITRIM: %s",
 					 strerror(-fs->trim_rc));
 			worst = fs->trim_rc;
+			/* the device kept what FITRIM discarded */
+			if (res->trim_checked && res->trim_check.read &&
+			    res->trim_check.nonzero_blocks) {
+				snprintf(error, sizeof(error),
+					 "free space: %" PRIu64
+					 " discarded blocks still hold data",
+					 res->trim_check.nonzero_blocks);
+				worst = -EIO;
+			} else if (res->trim_checked && res->unreached_check.read &&
+				   res->unreached_check.nonzero_blocks) {
+				snprintf(error, sizeof(error),
+					 "free space: %" PRIu64
+					 " blocks FITRIM cannot reach still hold data",
+					 res->unreached_check.nonzero_blocks);
+				worst = -EIO;
+			}
 		}
 		if (fs->journal_asked) {
 			rc |= set(rj, ln, COL_JOURNAL,

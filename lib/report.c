@@ -44,7 +44,7 @@ static const char *verify_text(const struct journal_verify *v)
 char *report_line(const struct fs_result *res, bool verbose)
 {
 	char size[SIZE_HUMAN_MAX], trim[96] = "", journal[256] = "", on[4096] = "";
-	char pos[SIZE_HUMAN_MAX], end[SIZE_HUMAN_MAX], stopped[96] = "";
+	char pos[SIZE_HUMAN_MAX], end[SIZE_HUMAN_MAX], stopped[96] = "", kept[96] = "";
 	char *line = NULL;
 	const char *iface = journal_iface_name(res->journal.iface);
 
@@ -86,6 +86,21 @@ char *report_line(const struct fs_result *res, bool verbose)
 						      "");
 	}
 
+	/*
+	 * The device kept what FITRIM discarded, or the allocator holds free
+	 * blocks with data (verify_trim() in the command).
+	 */
+	if (res->trim_checked && res->trim_check.read && res->trim_check.nonzero_blocks)
+		snprintf(kept, sizeof(kept),
+			 ", but %" PRIu64 " discarded free blocks still hold data",
+			 res->trim_check.nonzero_blocks);
+	else if (res->trim_checked && res->unreached_check.read &&
+		 res->unreached_check.nonzero_blocks)
+		snprintf(kept, sizeof(kept),
+			 ", but %" PRIu64
+			 " free blocks FITRIM cannot reach still hold data",
+			 res->unreached_check.nonzero_blocks);
+
 	if (res->trim_stopped)
 		snprintf(stopped, sizeof(stopped), ", interrupted at %s of %s",
 			 size_to_human(res->trim_pos, pos, sizeof(pos)),
@@ -93,8 +108,8 @@ char *report_line(const struct fs_result *res, bool verbose)
 
 	/* fstrim's line, then the journal after a comma, then where a trim stopped */
 	if (res->trim_done && res->journal_done) {
-		if (asprintf(&line, "%s: %s%s, %s%s", res->path, trim, on, journal,
-			     stopped) < 0)
+		if (asprintf(&line, "%s: %s%s, %s%s%s", res->path, trim, on, journal,
+			     kept, stopped) < 0)
 			line = NULL;
 	} else if (asprintf(&line, "%s: %s%s%s", res->path,
 			    res->trim_done ? trim : journal, on, stopped) < 0) {

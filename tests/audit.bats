@@ -361,7 +361,7 @@ count_device() {
 # without delayed allocation, so that every file comes from the same
 # preallocation, in order.
 # bats test_tags=root
-@test "1 KiB blocks: deleted contents FITRIM cannot reach are found with the reason, and the device is not blamed" {
+@test "1 KiB blocks: deleted contents FITRIM cannot reach fail --journal and are found with the reason, and the device is not blamed" {
 	require_root
 	require_cmd jq filefrag taskset
 	local gran n blk
@@ -388,8 +388,11 @@ count_device() {
 	rm -f "$MNT"/d/gone-*
 	sync
 
-	run -0 --separate-stderr "$FSTRIM_EXT" --journal "$MNT"
+	# the contents stay, so --journal fails, saying where, not blaming the device
+	run -1 --separate-stderr "$FSTRIM_EXT" --journal "$MNT"
 	[[ $stderr != *"erase what"* ]] || fail "the device blamed: $stderr"
+	grep -Fxq "fstrim-ext: $MNT: $n free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), $n in free extents shorter than the discard granularity" <<<"$stderr" ||
+		fail "no line for the $n blocks: $stderr"
 	run count_device "$LOOPDEV" GONE-CONTENT
 	assert_output "$n"
 
