@@ -44,16 +44,16 @@ run_under_load() {
 	local manifest="$BATS_TEST_TMPDIR/manifest"
 
 	writer_start "$MNT" 4 "$manifest"
-	local before during seen unreached=0
+	local before during seen remnant_runs=0
 	seen=$(writer_count)
 	before=$seen
 	for ((round = 1; round <= SAFETY_RUNS; round++)); do
 		seen=$(writer_wait_past "$seen")
 		run --separate-stderr "$FSTRIM_EXT" -v --journal --journal-erase="$erase" "$MNT"
 		# the one failure a writer that deletes may cause: contents of
-		# its deleted files in free blocks FITRIM cannot reach
-		if [[ $status -eq 1 ]] && only_unreached_left "$MNT" "$stderr"; then
-			unreached=$((unreached + 1))
+		# its deleted files read back in free space (only_remnants_left)
+		if [[ $status -eq 1 ]] && only_remnants_left "$MNT" "$stderr"; then
+			remnant_runs=$((remnant_runs + 1))
 		elif [[ $status -ne 0 ]]; then
 			writer_stop
 			fail "run $round: status $status: $stderr"
@@ -81,7 +81,7 @@ run_under_load() {
 	# and no deleted file came back
 	diff <(cut -d' ' -f3- "$manifest" | sort) <(find "$MNT"/d* -type f | sort) ||
 		fail "the files on the filesystem are not those the writer kept"
-	echo "# $erase${2:+ ($2)}: $SAFETY_RUNS runs ($unreached failed only for deleted data FITRIM cannot reach), $written files written ($during during the runs), $kept kept and checked" >&3
+	echo "# $erase${2:+ ($2)}: $SAFETY_RUNS runs ($remnant_runs failed only for deleted data read back in free space), $written files written ($during during the runs), $kept kept and checked" >&3
 }
 
 # bats test_tags=root

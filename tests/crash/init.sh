@@ -63,10 +63,10 @@ crash)
 		"$FSTRIM_EXT" -v --journal "$mnt" 2> /run/crash/stderr >> "$CRASH_RUNDIR/tool.log"
 		rc=$?
 		cat /run/crash/stderr >> "$CRASH_RUNDIR/tool.log"
-		# the writer's deleted files in free blocks FITRIM cannot reach
-		# (a preallocation) fail a run truthfully: logged as such
-		if ((rc == 1)) && only_unreached_left "$mnt" "$(cat /run/crash/stderr)"; then
-			rc=unreached
+		# the writer's deleted files read back in free space fail a run
+		# truthfully (only_remnants_left): logged as such
+		if ((rc == 1)) && only_remnants_left "$mnt" "$(cat /run/crash/stderr)"; then
+			rc=remnants
 		fi
 		echo "done $n $rc" >> "$CRASH_RUNDIR/runs.log"
 		n=$((n + 1))
