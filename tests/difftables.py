@@ -89,9 +89,11 @@ class Bases:
         else:
             sys.exit("no loop device with discard")
         self.dev[name] = dev
-        self.uuid[name] = sh("blkid", "-s", "UUID", "-o", "value", dev,
+        # probed (-p), never from a cache: a cache entry for this loop
+        # device may still hold the filesystem an earlier test made on it
+        self.uuid[name] = sh("blkid", "-p", "-s", "UUID", "-o", "value", dev,
                              check=False).stdout.strip()
-        self.label[name] = sh("blkid", "-s", "LABEL", "-o", "value", dev,
+        self.label[name] = sh("blkid", "-p", "-s", "LABEL", "-o", "value", dev,
                               check=False).stdout.strip()
         if not readonly:
             # what the cases bind and overlay; each case mounts it anew
@@ -630,6 +632,12 @@ def main():
                               os.path.abspath(__file__), "--in-namespace"] + sys.argv[1:])
 
     fstrim_ext = os.path.abspath(opts.fstrim_ext)
+    # No blkid cache, for both tools and for resolve_source(): libblkid
+    # answers from a cache entry less than 2 s old without probing, and
+    # the loop devices here get new filesystems faster than that (the
+    # test before this one, or the run before), so UUID= and LABEL= would
+    # resolve by what /run/blkid/blkid.tab still says of their last use.
+    os.environ["BLKID_FILE"] = "/dev/null"
     work = tempfile.mkdtemp(prefix="difftables.")
     sh("mount", "-t", "tmpfs", "tmpfs", work)
     bases = Bases(work)
