@@ -498,7 +498,8 @@ static void verify_trim(const struct fstrim_control *ctl, int fd, const char *pa
 		u->read = false;
 		u->error = -urc;
 	}
-	if (!u->read) {
+	/* not read and no error: the scan was skipped for a stop signal */
+	if (!u->read && u->error) {
 		note(ctl,
 		     "%s: warning: the free blocks FITRIM cannot reach could not be "
 		     "read: %s",
@@ -624,10 +625,8 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 		}
 	}
 	rc = worse(worse(trim_rc, journal_rc), res.retrim_rc);
-	if (res.verify.state == JOURNAL_VERIFY_DATA_LEFT ||
-	    (res.trim_checked && res.trim_check.read && res.trim_check.nonzero_blocks) ||
-	    (res.trim_checked && res.unreached_check.read &&
-	     res.unreached_check.nonzero_blocks))
+	if (res.verify.state == JOURNAL_VERIFY_DATA_LEFT || report_discarded_left(&res) ||
+	    report_unreached_left(&res))
 		rc = worse(rc, -EIO);
 
 	if (ctl->audit) {

@@ -45,6 +45,14 @@ char *report_line(const struct fs_result *res, bool verbose);
 /* Why the journal step cannot run, for "PATH: the journal step is not supported: %s". */
 const char *report_journal_reason(const struct journal_result *jr, const char *fstype);
 
+/*
+ * Free blocks found still holding data after the last FITRIM, when the
+ * run read them back, else 0: those FITRIM discarded (the device kept
+ * them), and those it cannot reach. Either fails the filesystem.
+ */
+uint64_t report_discarded_left(const struct fs_result *res);
+uint64_t report_unreached_left(const struct fs_result *res);
+
 /* Status of -a/-A/-I from the number of filesystems tried and failed. */
 int report_all_status(unsigned int tried, unsigned int failed);
 

@@ -664,19 +664,17 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 					 strerror(-fs->trim_rc));
 			worst = fs->trim_rc;
 			/* the device kept what FITRIM discarded */
-			if (res->trim_checked && res->trim_check.read &&
-			    res->trim_check.nonzero_blocks) {
+			if (report_discarded_left(res)) {
 				snprintf(error, sizeof(error),
 					 "free space: %" PRIu64
 					 " discarded blocks still hold data",
-					 res->trim_check.nonzero_blocks);
+					 report_discarded_left(res));
 				worst = -EIO;
-			} else if (res->trim_checked && res->unreached_check.read &&
-				   res->unreached_check.nonzero_blocks) {
+			} else if (report_unreached_left(res)) {
 				snprintf(error, sizeof(error),
 					 "free space: %" PRIu64
 					 " blocks FITRIM cannot reach still hold data",
-					 res->unreached_check.nonzero_blocks);
+					 report_unreached_left(res));
 				worst = -EIO;
 			}
 		}

@@ -90,16 +90,15 @@ char *report_line(const struct fs_result *res, bool verbose)
 	 * The device kept what FITRIM discarded, or the allocator holds free
 	 * blocks with data (verify_trim() in the command).
 	 */
-	if (res->trim_checked && res->trim_check.read && res->trim_check.nonzero_blocks)
+	if (report_discarded_left(res))
 		snprintf(kept, sizeof(kept),
 			 ", but %" PRIu64 " discarded free blocks still hold data",
-			 res->trim_check.nonzero_blocks);
-	else if (res->trim_checked && res->unreached_check.read &&
-		 res->unreached_check.nonzero_blocks)
+			 report_discarded_left(res));
+	else if (report_unreached_left(res))
 		snprintf(kept, sizeof(kept),
 			 ", but %" PRIu64
 			 " free blocks FITRIM cannot reach still hold data",
-			 res->unreached_check.nonzero_blocks);
+			 report_unreached_left(res));
 
 	if (res->trim_stopped)
 		snprintf(stopped, sizeof(stopped), ", interrupted at %s of %s",
@@ -142,6 +141,20 @@ const char *report_journal_reason(const struct journal_result *jr, const char *f
 	}
 }
 
+uint64_t report_discarded_left(const struct fs_result *res)
+{
+	return res->trim_checked && res->trim_check.read ?
+		       res->trim_check.nonzero_blocks :
+		       0;
+}
+
+uint64_t report_unreached_left(const struct fs_result *res)
+{
+	return res->trim_checked && res->unreached_check.read ?
+		       res->unreached_check.nonzero_blocks :
+		       0;
+}
+
 int report_all_status(unsigned int tried, unsigned int failed)
 {
 	if (tried && tried == failed)
@@ -174,11 +187,22 @@ static void check_status(unsigned int tried, unsigned int failed, int want)
 	       got == want ? "" : "not ", ++tap_count, tried, failed, want, got);
 }
 
+static void check_left(const struct fs_result *res, uint64_t discarded,
+		       uint64_t unreached)
+{
+	uint64_t d = report_discarded_left(res), u = report_unreached_left(res);
+
+	printf("%sok %d - left: %" PRIu64 " discarded, %" PRIu64
+	       " unreached (got %" PRIu64 ", %" PRIu64 ")\n",
+	       d == discarded && u == unreached ? "" : "not ", ++tap_count, discarded,
+	       unreached, d, u);
+}
+
 int main(void)
 {
 	struct fs_result r = { .path = "/mnt", .trim_done = true, .trimmed = 24111104 };
 
-	printf("1..16\n");
+	printf("1..21\n");
 	check_line(&r, false, NULL);
 	check_line(&r, true, "/mnt: 23 MiB (24111104 bytes) trimmed");
 	r.device = "/dev/loop0";
@@ -227,6 +251,33 @@ int main(void)
 	check_line(&r, true,
 		   "/big: 5 GiB (5368709120 bytes) trimmed on /dev/sdb1, "
 		   "interrupted at 12 GiB of 64 GiB");
+
+	/* free space read back after the last FITRIM */
+	r = (struct fs_result){ .path = "/mnt",
+				.trim_done = true,
+				.trimmed = 1048576,
+				.journal_done = true,
+				.journal.iface = JOURNAL_IFACE_CHKPT_JRNL,
+				.trim_checked = true,
+				.unreached_check = { .read = true,
+						     .nonzero_blocks = 12 } };
+	check_line(&r, true,
+		   "/mnt: 1 MiB (1048576 bytes) trimmed, journal checkpointed and "
+		   "discarded via FS_IOC_CHKPT_JRNL, but 12 free blocks FITRIM "
+		   "cannot reach still hold data");
+	r.trim_check = (struct audit_free){ .read = true, .nonzero_blocks = 3 };
+	check_line(&r, true,
+		   "/mnt: 1 MiB (1048576 bytes) trimmed, journal checkpointed and "
+		   "discarded via FS_IOC_CHKPT_JRNL, but 3 discarded free blocks "
+		   "still hold data");
+	check_left(&r, 3, 12);
+	/* what was not read back counts for nothing either way */
+	r.trim_check.read = false;
+	r.unreached_check.read = false;
+	check_left(&r, 0, 0);
+	check_line(&r, true,
+		   "/mnt: 1 MiB (1048576 bytes) trimmed, journal checkpointed and "
+		   "discarded via FS_IOC_CHKPT_JRNL");
 
 	check_status(0, 0, 0);
 	check_status(3, 0, 0);
