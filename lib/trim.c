@@ -480,6 +480,25 @@ static uint64_t next_groups(uint64_t groups, uint64_t max, uint64_t took_ns)
 	return groups;
 }
 
+/*
+ * Elsewhere than on ext4 the end of a request is what was asked for, by
+ * default 2^64 - 1: report no more of it than the filesystem's size
+ * (statfs), so that a trim cut short reads "at 0 B of 64 GiB", not "of
+ * 16 EiB". btrfs takes FITRIM offsets in its logical address space,
+ * which can pass that size: a request that starts there keeps its end.
+ */
+static void clamp_to_fs_size(int fd, struct trim_progress *prog)
+{
+	struct statfs sfs;
+	uint64_t size;
+
+	if (fstatfs(fd, &sfs) != 0 || !sfs.f_frsize ||
+	    __builtin_mul_overflow((uint64_t)sfs.f_blocks, (uint64_t)sfs.f_frsize, &size))
+		return;
+	if (prog->start < size && prog->end > size)
+		prog->end = size;
+}
+
 int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step, int stop_fd,
 		  trim_after_range_fn *after, void *arg, struct trim_progress *prog)
 {
@@ -598,6 +617,8 @@ one_call:
 	if (end) {
 		prog->start = start;
 		prog->end = end;
+	} else {
+		clamp_to_fs_size(fd, prog);
 	}
 	prog->pos = prog->start;
 	rc = issue(&t, range->start, range->len, range->minlen, prog);
