@@ -260,14 +260,20 @@ static void draw_progress(struct trim_run *run, const struct trim_progress *p)
 	if (seconds_since(&run->begin) < 1.0 ||
 	    (run->width && p->pos < p->end && seconds_since(&run->drawn) < 0.2))
 		return;
-	width = fprintf(stderr, "\r%s: trimming at %s of %s (%u%%), %s discarded",
-			run->path, size_to_human(p->pos, pos, sizeof(pos)),
-			size_to_human(p->end, end, sizeof(end)),
-			span ? (unsigned int)((p->pos - p->start) * 100.0 /
-					      (double)span) :
-			       100,
-			size_to_human(p->trimmed, done, sizeof(done))) -
-		1;
+	if (p->one_call)
+		/* xfs, btrfs, --step 0: the kernel tells nothing until the call ends */
+		width = fprintf(stderr, "\r%s: trimming in one FITRIM call, %.0f s",
+				run->path, seconds_since(&run->begin)) -
+			1;
+	else
+		width = fprintf(stderr, "\r%s: trimming at %s of %s (%u%%), %s discarded",
+				run->path, size_to_human(p->pos, pos, sizeof(pos)),
+				size_to_human(p->end, end, sizeof(end)),
+				span ? (unsigned int)((p->pos - p->start) * 100.0 /
+						      (double)span) :
+				       100,
+				size_to_human(p->trimmed, done, sizeof(done))) -
+			1;
 	if (width < run->width)
 		fprintf(stderr, "%*s", run->width - width, "");
 	if (width > run->width)

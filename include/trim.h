@@ -32,9 +32,15 @@ struct trim_progress {
 	unsigned int ranges; /* FITRIM calls issued for the request */
 	bool stopped; /* stopped with ranges left, or in one (@cut) */
 	bool cut; /* the call from @pos on was cut short, its part in @trimmed */
+	bool one_call; /* the request is one call, whose position the kernel keeps */
 };
 
-/* Called after each range; true stops the trim before the next one. */
+/*
+ * Called after each range; true stops the trim before the next one. Also
+ * called, its answer ignored, every quarter of a second while a call
+ * runs in a child (see @stop_fd below), so that progress can be shown
+ * during a long call.
+ */
 typedef bool trim_after_range_fn(const struct trim_progress *prog, void *arg);
 
 /*

@@ -244,7 +244,13 @@ struct trimmer {
 	int stop_fd; /* readable: cut the call short; -1 for none */
 	unsigned long fs_type; /* statfs f_type: what the kernel's answer means */
 	struct trim_call *call; /* shared with the children; NULL: calls made here */
+	/* called every TICK_MS while a child's call runs, for the progress line */
+	trim_after_range_fn *tick;
+	void *tick_arg;
+	const struct trim_progress *prog;
 };
+
+#define TICK_MS 250
 
 static void trimmer_init(struct trimmer *t, int fd, int stop_fd)
 {
@@ -255,6 +261,7 @@ static void trimmer_init(struct trimmer *t, int fd, int stop_fd)
 	t->stop_fd = stop_fd;
 	t->fs_type = fstatfs(fd, &sfs) == 0 ? (unsigned long)sfs.f_type : 0;
 	t->call = NULL;
+	t->tick = NULL;
 	if (stop_fd < 0)
 		return;
 	page = mmap(NULL, sizeof(struct trim_call), PROT_READ | PROT_WRITE,
@@ -307,16 +314,26 @@ run_child(const struct trimmer *t, pid_t parent, const sigset_t *mask)
 	_exit(0);
 }
 
-/* Wait for the child to close @done_fd; kill it when @stop_fd becomes readable. */
-static bool wait_or_stop(int done_fd, int stop_fd, pid_t pid)
+/*
+ * Wait for the child to close @done_fd; kill it when @t->stop_fd becomes
+ * readable. Meanwhile @t->tick, if any, every TICK_MS.
+ */
+static bool wait_or_stop(const struct trimmer *t, int done_fd, pid_t pid)
 {
 	struct pollfd pfd[2] = {
 		{ .fd = done_fd, .events = POLLIN },
-		{ .fd = stop_fd, .events = POLLIN },
+		{ .fd = t->stop_fd, .events = POLLIN },
 	};
+	int n;
 
 	for (;;) {
-		if (poll(pfd, 2, -1) < 0) {
+		n = poll(pfd, 2, t->tick ? TICK_MS : -1);
+		if (n == 0) {
+			/* its answer is for the stop between ranges, taken from @stop_fd here */
+			(void)t->tick(t->prog, t->tick_arg);
+			continue;
+		}
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			kill(pid, SIGKILL);
@@ -397,7 +414,7 @@ static int fitrim_call(struct trimmer *t, const struct fstrim_range *r, uint64_t
 			       -err;
 	}
 	/* the write end closes as the child ends, whichever way */
-	stopped = wait_or_stop(pipefd[0], t->stop_fd, pid);
+	stopped = wait_or_stop(t, pipefd[0], pid);
 	close(pipefd[0]);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
@@ -502,7 +519,7 @@ static void clamp_to_fs_size(int fd, struct trim_progress *prog)
 int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step, int stop_fd,
 		  trim_after_range_fn *after, void *arg, struct trim_progress *prog)
 {
-	struct ext4_geometry geo;
+	struct ext4_geometry geo = { 0 };
 	uint64_t s, e_req, e, x, chunk_end, groups, max_groups, group_bytes;
 	uint64_t restore_minlen = 0, t0, start = 0, end = 0;
 	struct trimmer t;
@@ -510,6 +527,9 @@ int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step, int s
 	int rc = 0;
 
 	trimmer_init(&t, fd, stop_fd);
+	t.tick = after;
+	t.tick_arg = arg;
+	t.prog = prog;
 	memset(prog, 0, sizeof(*prog));
 	prog->start = range->start;
 	prog->end = range->start + range->len < range->start ? UINT64_MAX :
@@ -621,6 +641,7 @@ one_call:
 		clamp_to_fs_size(fd, prog);
 	}
 	prog->pos = prog->start;
+	prog->one_call = true;
 	rc = issue(&t, range->start, range->len, range->minlen, prog);
 	if (rc != 0 || prog->stopped)
 		goto out;

@@ -485,6 +485,26 @@ run_slowly_in_pty() {
 	[[ $output != *trimming\ at* ]] || fail "--json: $(cat -A <<<"$output")"
 }
 
+# xfs gets one FITRIM whatever --step: the kernel tells nothing until it
+# ends, so the line says how long the call has run. strace holds each
+# ioctl 2.5 s, the child's FITRIM too.
+# bats test_tags=root
+@test "progress: xfs, one FITRIM call: a line while it runs, erased after" {
+	require_root
+	require_cmd script strace mkfs.xfs
+	make_loop_fs xfs 512
+	local cmd
+	printf -v cmd '%q ' env -u JOURNAL_STREAM -u INVOCATION_ID \
+		strace -f -qq -o /dev/null -e trace=ioctl -e inject=ioctl:delay_exit=2500000 \
+		"$FSTRIM_EXT" -v "$MNT"
+	run script -qec "$cmd" /dev/null
+	assert_success
+	[[ $output =~ $'\r'"$MNT: trimming in one FITRIM call, "[0-9]+" s" ]] ||
+		fail "no progress line: $(cat -A <<<"$output")"
+	[[ $(tail -n1 <<<"$output" | tr -d '\r' | sed 's/^ *//') == "$MNT: "*" trimmed" ]] ||
+		fail "$(cat -A <<<"$output")"
+}
+
 # xfs and btrfs get one FITRIM whatever --step (lib/trim.c), so only its
 # child being killed stops them: the kernel looks for a fatal signal
 # after a batch of free extents (xfs; 128 allocation groups of 512 MiB
