@@ -32,7 +32,7 @@ struct trim_progress {
 	unsigned int ranges; /* FITRIM calls issued for the request */
 	bool stopped; /* stopped with ranges left, or in one (@cut) */
 	bool cut; /* the call from @pos on was cut short, its part in @trimmed */
-	bool one_call; /* the request is one call, whose position the kernel keeps */
+	bool one_call; /* one call for the request: the kernel reports no position */
 };
 
 /*
