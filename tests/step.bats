@@ -361,10 +361,6 @@ stop_slow_trim() {
 	[[ $(jq -r '.filesystems[0].trimmed' "$doc") -gt 0 ]] || fail "$(cat "$doc")"
 }
 
-# sigterm_in_one_fitrim ARGS...: fstrim-ext ARGS $MNT in the background,
-# SIGTERM once it (its child) is inside its first FITRIM; fails unless it
-# exits 143 within 15 s of the signal. Its stdout and stderr in $T/out and
-# $T/err.
 # fs_size MNT: the filesystem's size in bytes, as statfs gives it
 fs_size() {
 	local blocks bsize
@@ -372,6 +368,10 @@ fs_size() {
 	echo $((blocks * bsize))
 }
 
+# sigterm_in_one_fitrim ARGS...: fstrim-ext ARGS $MNT in the background,
+# SIGTERM once it (its child) is inside its first FITRIM; fails unless it
+# exits 143 within 15 s of the signal. Its stdout and stderr in $T/out and
+# $T/err.
 sigterm_in_one_fitrim() {
 	env --default-signal=INT "$FSTRIM_EXT" "$@" "$MNT" >"$T/out" 2>"$T/err" 3>&- &
 	TOOL_PID=$!
