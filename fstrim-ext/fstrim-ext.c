@@ -564,7 +564,7 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 			res.trim_done = true;
 		} else {
 			/* nothing more once a stop is asked for: not even a read */
-			if (ctl->journal && !stop_signal)
+			if (ctl->journal && !stop_signal && fslog_type(fd) == FSLOG_EXT4)
 				unreached = note_unreachable(ctl, fd, &res);
 			trim_rc = trim_in_steps(ctl, fd, path, &res);
 			if (res.trim_stopped)
@@ -589,7 +589,7 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 		/* ext4's journal erase, or btrfs's commit (lib/fslog) */
 		journal_rc =
 			fslog_journal_step(fd, ctl->erase, ctl->dryrun, &res.journal);
-		/* only ext4's journal and free space are read back */
+		/* ext4's journal is read back; free space on both */
 		ext4 = res.journal.iface != JOURNAL_IFACE_BTRFS_SYNC;
 		if (journal_rc == 0 && !ctl->dryrun && ext4)
 			verify_journal(ctl, fd, path, &res);
@@ -608,7 +608,7 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 					note_stopped(ctl, &res);
 			}
 			if (res.trim_done && !ctl->dryrun && !res.retrim_rc &&
-			    !res.trim_stopped && ext4)
+			    !res.trim_stopped)
 				verify_trim(ctl, fd, path, &res, unreached);
 			if (res.retrim_rc)
 				note(ctl,

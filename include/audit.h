@@ -11,7 +11,7 @@
  * What --audit finds on one mounted filesystem. Nothing is written: the
  * filesystem is opened read-only with libext2fs, the journal is read
  * from the device with O_DIRECT, and the journal ioctl is only probed
- * with DRY_RUN.
+ * with DRY_RUN. On btrfs its free space alone is read (lib/audit-btrfs.c).
  */
 
 /* What a block device offers, from /sys/dev/block/M:m/queue of its disk. */
@@ -83,8 +83,18 @@ struct audit_kernel {
 	char release[65]; /* uname -r */
 };
 
+/* btrfs: where the free space read back lies (struct audit_free has the counts). */
+struct audit_btrfs {
+	unsigned int devices; /* the filesystem's devices, every one read */
+	uint64_t unallocated_bytes; /* device space in no chunk, after the first MiB */
+	uint64_t chunk_free_bytes; /* chunk space no extent covers, every copy */
+	uint64_t striped_free_bytes; /* the same in RAID0/10/5/6 chunks: not read */
+};
+
 struct audit_result {
 	bool ext4; /* ext2/3/4: the checks below apply */
+	bool btrfs; /* btrfs: only the free space (and data) applies */
+	struct audit_btrfs btrfs_space;
 	struct audit_device data; /* the filesystem's device */
 	struct audit_device journal_dev; /* the journal's (the same if internal) */
 	struct audit_journal journal;
@@ -100,9 +110,10 @@ struct audit_result {
 
 /*
  * Audit the filesystem open at @fd (the root of a mount). Returns 0 with
- * @out filled (the parts that could not be done carry their own error),
- * 1 when the filesystem is not ext2/3/4 (only @out->kernel and
- * @out->data are filled), or -errno when nothing could be done.
+ * @out filled (the parts that could not be done carry their own error;
+ * on btrfs only the free space is read), 1 when the filesystem is neither
+ * ext2/3/4 nor btrfs (only @out->kernel and @out->data are filled), or
+ * -errno when nothing could be done.
  * Reading the device needs read access to its node; the DRY_RUN probe
  * needs CAP_SYS_ADMIN.
  */
@@ -176,7 +187,8 @@ int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 /*
  * Whether the audit found data that a reader of the device could recover:
  * journal blocks of older transactions (not the live log), names of
- * removed entries in directory blocks, free blocks that are not zero.
+ * removed entries in directory blocks, free blocks (btrfs: free sectors)
+ * that are not zero.
  */
 bool audit_found_remnants(const struct audit_result *res);
 

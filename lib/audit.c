@@ -25,6 +25,7 @@
 #include <linux/magic.h>
 
 #include "audit.h"
+#include "audit-read.h"
 #include "ext4-ioctl.h"
 #include "sizes.h"
 #include "sysfs.h"
@@ -37,10 +38,6 @@
 #define JBD2_SB_MAXLEN 16
 #define JBD2_SB_FIRST 20
 
-/* Device reads go through a buffer of this size, aligned for O_DIRECT. */
-#define READ_CHUNK (1024 * 1024)
-#define DIRECT_ALIGN 4096
-
 /*
  * A run of at least this many name bytes outside every live entry is a
  * piece of a name even without its entry's header. The leftovers of
@@ -48,9 +45,6 @@
  * 4096) and of the htree index never hold more than six in a row.
  */
 #define NAME_FRAGMENT_MIN 8
-
-/* How much free space the audit reads at most (see read_free_space). */
-#define FREE_READ_BUDGET (1024ULL * 1024 * 1024)
 
 bool audit_name_plausible(const char *buf, size_t len)
 {
@@ -95,7 +89,7 @@ static uint32_t be32(const unsigned char *p)
 /* ---- devices -------------------------------------------------------- */
 
 /* The queue limits live with the whole disk, not with a partition. */
-static void describe_device(dev_t devno, struct audit_device *out)
+void audit_describe_device(dev_t devno, struct audit_device *out)
 {
 	uint64_t gran = 0;
 	dev_t disk = 0;
@@ -273,7 +267,7 @@ void audit_extents_free(struct audit_extents *e)
 	memset(e, 0, sizeof(*e));
 }
 
-static bool block_is_zero(const unsigned char *p, size_t len)
+bool audit_block_is_zero(const unsigned char *p, size_t len)
 {
 	const uint64_t *w = (const uint64_t *)p;
 	size_t i;
@@ -284,11 +278,7 @@ static bool block_is_zero(const unsigned char *p, size_t len)
 	return true;
 }
 
-/*
- * Open @path for O_DIRECT reads and allocate @buf, @size bytes aligned
- * for them. Returns the descriptor, or -errno with nothing left open.
- */
-static int direct_open(const char *path, size_t size, unsigned char **buf)
+int audit_direct_open(const char *path, size_t size, unsigned char **buf)
 {
 	int dev = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 
@@ -519,8 +509,8 @@ static int scan_journal(struct journal_layout *jl, ext2_filsys fs,
 	uint32_t blk;
 	int dev, rc;
 
-	dev = direct_open(jl->devpath,
-			  jl->bsize > DIRECT_ALIGN ? jl->bsize : DIRECT_ALIGN, &buf);
+	dev = audit_direct_open(
+		jl->devpath, jl->bsize > DIRECT_ALIGN ? jl->bsize : DIRECT_ALIGN, &buf);
 	if (dev < 0)
 		return dev;
 	if (posix_memalign((void **)&big, DIRECT_ALIGN, READ_CHUNK)) {
@@ -551,8 +541,8 @@ static int scan_journal(struct journal_layout *jl, ext2_filsys fs,
 			break;
 		}
 		for (k = 0; k < n; k++, blk++)
-			nonzero[blk] =
-				!block_is_zero(big + (size_t)k * jl->bsize, jl->bsize);
+			nonzero[blk] = !audit_block_is_zero(big + (size_t)k * jl->bsize,
+							    jl->bsize);
 	}
 	/*
 	 * Walk the log after the read: a commit during the read wrote at the
@@ -662,11 +652,11 @@ static int external_layout(ext2_filsys fs, struct audit_result *out,
 		return -ENOENT;
 	out->journal_dev.path = path;
 	if (stat(path, &st) == 0 && S_ISBLK(st.st_mode))
-		describe_device(st.st_rdev, &out->journal_dev);
+		audit_describe_device(st.st_rdev, &out->journal_dev);
 
 	/* the journal's length is in its superblock: read that first */
 	sb_block = (uint32_t)ext2fs_journal_sb_start((int)fs->blocksize);
-	dev = direct_open(path, DIRECT_ALIGN, &buf);
+	dev = audit_direct_open(path, DIRECT_ALIGN, &buf);
 	if (dev < 0)
 		return dev;
 	if (pread(dev, buf, DIRECT_ALIGN, (off_t)sb_block * fs->blocksize) !=
@@ -1243,6 +1233,60 @@ static int classify_left(int fd, ext2_filsys fs, uint64_t min, const struct bloc
 	return 0;
 }
 
+void audit_spread_init(struct audit_spread *sp, uint64_t bsize, uint64_t budget,
+		       struct audit_free *f)
+{
+	memset(sp, 0, sizeof(*sp));
+	sp->bsize = bsize;
+	sp->per_chunk = READ_CHUNK / bsize;
+	sp->budget = budget;
+	sp->f = f;
+	/* read everything, or every stride-th free block in pieces of per_chunk */
+	sp->all = f->free_bytes <= budget;
+	sp->stride = sp->all ? sp->per_chunk :
+			       f->free_bytes / bsize / (budget / READ_CHUNK);
+	if (sp->stride < sp->per_chunk)
+		sp->stride = sp->per_chunk;
+}
+
+int audit_spread_extent(struct audit_spread *sp, int dev, unsigned char *buf, uint64_t z,
+			uint64_t s)
+{
+	struct audit_free *f = sp->f;
+	uint64_t bsize = sp->bsize;
+	int rc = 0;
+
+	/* the pieces that start in this extent */
+	while (sp->next < sp->pos + (s - z) && f->read_bytes < sp->budget && !rc) {
+		uint64_t at = z + (sp->next - sp->pos), k;
+		uint64_t n = s - at < sp->per_chunk ? s - at : sp->per_chunk;
+		ssize_t got;
+
+		if (n > (sp->budget - f->read_bytes) / bsize)
+			n = (sp->budget - f->read_bytes) / bsize;
+		if (!n)
+			break;
+		got = pread(dev, buf, n * bsize, (off_t)(at * bsize));
+		if (got != (ssize_t)(n * bsize))
+			return got < 0 ? -errno : -EIO;
+		f->read_bytes += n * bsize;
+		for (k = 0; k < n && !rc; k++)
+			if (!audit_block_is_zero(buf + k * bsize, bsize))
+				rc = sp->found(sp->arg, at + k, buf + k * bsize);
+		/* reading all of it: go on where this piece ended */
+		sp->next += sp->all ? n : sp->stride;
+	}
+	sp->pos += s - z;
+	return rc;
+}
+
+/* audit_spread's found(): note the block, for still_free() */
+static int found_free_block(void *arg, uint64_t blk, const unsigned char *data)
+{
+	(void)data;
+	return blocks_add(arg, blk, NULL, 0);
+}
+
 /*
  * Read the free space the block bitmap shows, with O_DIRECT, and count
  * the free blocks that are not zero: deleted contents, or older
@@ -1255,14 +1299,13 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 			   uint64_t budget, struct audit_free *f)
 {
 	const char *devpath = data->path;
-	uint64_t bsize = fs->blocksize, per_chunk = READ_CHUNK / bsize, stride, next = 0;
+	uint64_t bsize = fs->blocksize;
 	blk64_t start = fs->super->s_first_data_block,
 		end = ext2fs_blocks_count(fs->super);
 	unsigned char *buf = NULL;
-	uint64_t pos = 0; /* free blocks passed so far */
 	struct block_list found = { 0 };
+	struct audit_spread sp;
 	int dev, rc = 0;
-	bool all;
 
 	f->free_bytes = 0;
 	for (blk64_t b = start; b < end;) {
@@ -1275,13 +1318,11 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 		f->free_bytes += (s - z) * bsize;
 		b = s;
 	}
-	/* read everything, or every stride-th free block in pieces of per_chunk */
-	all = f->free_bytes <= budget;
-	stride = all ? per_chunk : f->free_bytes / bsize / (budget / READ_CHUNK);
-	if (stride < per_chunk)
-		stride = per_chunk;
+	audit_spread_init(&sp, bsize, budget, f);
+	sp.found = found_free_block;
+	sp.arg = &found;
 
-	dev = direct_open(devpath, READ_CHUNK, &buf);
+	dev = audit_direct_open(devpath, READ_CHUNK, &buf);
 	if (dev < 0)
 		return dev;
 	for (blk64_t b = start; b < end && !rc;) {
@@ -1291,29 +1332,7 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 			break;
 		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, z, end - 1, &s))
 			s = end;
-		/* the pieces that start in this extent */
-		while (next < pos + (s - z) && f->read_bytes < budget && !rc) {
-			blk64_t at = z + (next - pos);
-			uint64_t n = s - at < per_chunk ? s - at : per_chunk, k;
-			ssize_t got;
-
-			if (n > (budget - f->read_bytes) / bsize)
-				n = (budget - f->read_bytes) / bsize;
-			if (!n)
-				break;
-			got = pread(dev, buf, n * bsize, (off_t)(at * bsize));
-			if (got != (ssize_t)(n * bsize)) {
-				rc = got < 0 ? -errno : -EIO;
-				break;
-			}
-			f->read_bytes += n * bsize;
-			for (k = 0; k < n && !rc; k++)
-				if (!block_is_zero(buf + k * bsize, bsize))
-					rc = blocks_add(&found, at + k, NULL, 0);
-			/* reading all of it: go on where this piece ended */
-			next += all ? n : stride;
-		}
-		pos += s - z;
+		rc = audit_spread_extent(&sp, dev, buf, z, s);
 		b = s;
 	}
 	free(buf);
@@ -1358,9 +1377,12 @@ int audit_fs(int fd, struct audit_result *out)
 	if (fstat(fd, &st) != 0 || fstatfs(fd, &sfs) != 0)
 		return -errno;
 	out->ext4 = sfs.f_type == EXT4_SUPER_MAGIC;
+	out->btrfs = sfs.f_type == BTRFS_SUPER_MAGIC;
 	audit_kernel(fd, out->ext4, &out->kernel);
+	if (out->btrfs)
+		return audit_btrfs(fd, out);
 	if (major(st.st_dev))
-		describe_device(st.st_dev, &out->data);
+		audit_describe_device(st.st_dev, &out->data);
 	if (!out->ext4)
 		return 1;
 	if (!out->data.path)
@@ -1424,7 +1446,7 @@ int audit_journal_readback(int fd, struct audit_journal *j, struct audit_extents
 	memset(j, 0, sizeof(*j));
 	if (fstat(fd, &st) != 0)
 		return -errno;
-	describe_device(st.st_dev, &res.data);
+	audit_describe_device(st.st_dev, &res.data);
 	if (!res.data.path)
 		return -ENODEV;
 	if (ext2fs_open(res.data.path, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0,
@@ -1462,6 +1484,7 @@ struct audit_free_marks {
 	uint64_t bsize;
 	uint64_t gran; /* FITRIM's minimum, to tell why it left them; or 0 */
 	struct block_list blocks;
+	struct audit_btrfs_marks *btrfs; /* on btrfs, instead of the above */
 };
 
 void audit_free_marks_free(struct audit_free_marks *marks)
@@ -1469,6 +1492,7 @@ void audit_free_marks_free(struct audit_free_marks *marks)
 	if (!marks)
 		return;
 	blocks_free(&marks->blocks);
+	audit_btrfs_marks_free(marks->btrfs);
 	free(marks->devpath);
 	free(marks);
 }
@@ -1495,14 +1519,14 @@ static int free_reader_open(struct free_reader *r, int fd, struct audit_free *ou
 	memset(out, 0, sizeof(*out));
 	if (fstat(fd, &st) != 0)
 		return -errno;
-	describe_device(st.st_dev, &r->dev);
+	audit_describe_device(st.st_dev, &r->dev);
 	if (!r->dev.path || !r->dev.known)
 		return -ENODEV;
 	if (ext2fs_open(r->dev.path, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0,
 			0, unix_io_manager, &r->fs) != 0)
 		return -EUCLEAN;
 	out->block_size = r->fs->blocksize;
-	r->devfd = direct_open(r->dev.path, READ_CHUNK, &r->buf);
+	r->devfd = audit_direct_open(r->dev.path, READ_CHUNK, &r->buf);
 	return r->devfd < 0 ? r->devfd : 0;
 }
 
@@ -1563,6 +1587,28 @@ static void trim_span(ext2_filsys fs, uint64_t start, uint64_t len, blk64_t *fir
 		*end = *first + len / bsize;
 }
 
+/* btrfs: 1 MiB an extent, as much as the ext4 sample reads at most, spread */
+static int sample_btrfs(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			unsigned int extents, struct audit_free *out,
+			struct audit_free_marks **marks)
+{
+	struct audit_btrfs_marks *bm = NULL;
+	int rc = audit_btrfs_sample(fd, start, len, minlen,
+				    (uint64_t)extents * READ_CHUNK, out, &bm);
+
+	if (rc || !bm || !marks) {
+		audit_btrfs_marks_free(bm);
+		return rc;
+	}
+	*marks = calloc(1, sizeof(**marks));
+	if (!*marks) {
+		audit_btrfs_marks_free(bm);
+		return -ENOMEM;
+	}
+	(*marks)->btrfs = bm;
+	return 0;
+}
+
 int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 		      unsigned int extents, struct audit_free *out,
 		      struct audit_free_marks **marks)
@@ -1570,12 +1616,15 @@ int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	uint64_t bsize, gran, eligible = 0, seen = 0, stride, done = 0;
 	struct alloc_free w = { 0 };
 	struct free_reader r;
+	struct statfs sfs;
 	blk64_t first, end;
 	ext2_filsys fs;
 	int rc;
 
 	if (marks)
 		*marks = NULL;
+	if (fstatfs(fd, &sfs) == 0 && sfs.f_type == BTRFS_SUPER_MAGIC)
+		return sample_btrfs(fd, start, len, minlen, extents, out, marks);
 	rc = free_reader_open(&r, fd, out);
 	if (rc)
 		return free_reader_close(&r, rc, out, NULL);
@@ -1625,7 +1674,7 @@ int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 			out->read_bytes += n;
 			out->free_bytes += hi - lo;
 			for (k = 0; k < n / bsize && !rc; k++)
-				if (!block_is_zero(r.buf + k * bsize, bsize))
+				if (!audit_block_is_zero(r.buf + k * bsize, bsize))
 					rc = blocks_add(&r.found, lo / bsize + k,
 							r.buf + k * bsize, bsize);
 		}
@@ -1660,7 +1709,7 @@ static int read_marking(struct free_reader *r, blk64_t z, blk64_t hi, uint64_t b
 		for (k = 0; k < n; k++) {
 			int rc;
 
-			if (block_is_zero(r->buf + k * bsize, bsize))
+			if (audit_block_is_zero(r->buf + k * bsize, bsize))
 				continue;
 			rc = blocks_add(&r->found, z + k, r->buf + k * bsize, bsize);
 			if (rc)
@@ -1742,7 +1791,9 @@ int audit_free_recheck(int fd, struct audit_free_marks *marks, struct audit_free
 	size_t i, n = 0;
 	int dev, rc = 0;
 
-	dev = direct_open(marks->devpath, span, &buf);
+	if (marks->btrfs)
+		return audit_btrfs_recheck(fd, marks->btrfs, out);
+	dev = audit_direct_open(marks->devpath, span, &buf);
 	if (dev < 0)
 		return dev;
 	for (i = 0; i < l->count; i++) {
@@ -1786,6 +1837,8 @@ bool audit_found_remnants(const struct audit_result *res)
 
 bool audit_incomplete(const struct audit_result *res)
 {
+	if (res->btrfs)
+		return !res->free.read || res->btrfs_space.striped_free_bytes > 0;
 	if (!res->ext4)
 		return true;
 	return (res->journal.present && !res->journal.read) || !res->dirents.scanned ||
@@ -1824,6 +1877,64 @@ static void describe_device_line(FILE *f, const char *path, const char *what,
 		yes_no(d->write_zeroes_max_bytes > 0));
 }
 
+/* The summary line's first words. */
+static const char *verdict(const struct audit_result *res)
+{
+	if (audit_found_remnants(res))
+		return "deleted data found";
+	return audit_incomplete(res) ? "incomplete, nothing found in what was read" :
+				       "nothing found";
+}
+
+/* "; free space: ..." of the summary line */
+static void describe_free(FILE *f, const struct audit_result *res)
+{
+	char size[SIZE_HUMAN_MAX], total[SIZE_HUMAN_MAX];
+
+	if (!res->free.read) {
+		fprintf(f, "; free space not read (%s)", strerror(res->free.error));
+		return;
+	}
+	fprintf(f, "; free space: %" PRIu64 " blocks hold data",
+		res->free.nonzero_blocks);
+	/* deleted data that FITRIM cannot reach, with the reason */
+	if (res->free.nonzero_blocks && res->data.known && !res->data.discard_max_bytes)
+		fputs(" (the device cannot discard)", f);
+	else if (res->free.short_blocks || res->free.held_blocks)
+		fprintf(f,
+			" (FITRIM cannot reach %" PRIu64 ": %" PRIu64
+			" in free extents below the discard granularity, %" PRIu64
+			" held by the allocator)",
+			res->free.short_blocks + res->free.held_blocks,
+			res->free.short_blocks, res->free.held_blocks);
+	fprintf(f, ", %s read of %s",
+		size_to_human(res->free.read_bytes, size, sizeof(size)),
+		size_to_human(res->free.free_bytes, total, sizeof(total)));
+}
+
+/*
+ * btrfs: free space alone. Its old tree blocks and deleted extents are
+ * there; what stays inside live tree blocks is not examined.
+ */
+static void describe_btrfs(FILE *f, const char *path, const struct audit_result *res)
+{
+	const struct audit_btrfs *b = &res->btrfs_space;
+	char size[SIZE_HUMAN_MAX];
+
+	fprintf(f, "%s: audit: %s", path, verdict(res));
+	describe_free(f, res);
+	if (res->free.read) {
+		fprintf(f, " (%s in no chunk",
+			size_to_human(b->unallocated_bytes, size, sizeof(size)));
+		fprintf(f, ", %s in chunks)",
+			size_to_human(b->chunk_free_bytes, size, sizeof(size)));
+	}
+	if (b->striped_free_bytes)
+		fprintf(f, "; not read: %s free in RAID0/10/5/6 chunks",
+			size_to_human(b->striped_free_bytes, size, sizeof(size)));
+	fputs("; not examined: unused bytes inside live tree blocks\n", f);
+}
+
 char *audit_describe(const char *path, const struct audit_result *res, int rc,
 		     bool verbose)
 {
@@ -1841,15 +1952,19 @@ char *audit_describe(const char *path, const struct audit_result *res, int rc,
 		goto out;
 	}
 	if (rc == 1) {
-		fprintf(f, "%s: audit: not an ext2/3/4 filesystem; nothing examined\n",
+		fprintf(f,
+			"%s: audit: not an ext2/3/4 or btrfs filesystem; nothing examined\n",
 			path);
 		goto kernel;
 	}
+	if (res->btrfs) {
+		describe_btrfs(f, path, res);
+		if (verbose)
+			describe_device_line(f, path, "data device", &res->data);
+		goto out;
+	}
 
-	fprintf(f, "%s: audit: %s; ", path,
-		audit_found_remnants(res) ? "deleted data found" :
-		audit_incomplete(res)	  ? "incomplete, nothing found in what was read" :
-					    "nothing found");
+	fprintf(f, "%s: audit: %s; ", path, verdict(res));
 	if (!res->journal.present)
 		fputs("no journal", f);
 	else if (!res->journal.read)
@@ -1867,28 +1982,7 @@ char *audit_describe(const char *path, const struct audit_result *res, int rc,
 			"; %" PRIu64 " deleted names in %zu of %" PRIu64 " directories",
 			res->dirents.removed_names, res->dirents.ndirs,
 			res->dirents.directories);
-	if (!res->free.read) {
-		fprintf(f, "; free space not read (%s)", strerror(res->free.error));
-	} else {
-		char total[SIZE_HUMAN_MAX];
-
-		fprintf(f, "; free space: %" PRIu64 " blocks hold data",
-			res->free.nonzero_blocks);
-		/* deleted data that FITRIM cannot reach, with the reason */
-		if (res->free.nonzero_blocks && res->data.known &&
-		    !res->data.discard_max_bytes)
-			fputs(" (the device cannot discard)", f);
-		else if (res->free.short_blocks || res->free.held_blocks)
-			fprintf(f,
-				" (FITRIM cannot reach %" PRIu64 ": %" PRIu64
-				" in free extents below the discard granularity, %" PRIu64
-				" held by the allocator)",
-				res->free.short_blocks + res->free.held_blocks,
-				res->free.short_blocks, res->free.held_blocks);
-		fprintf(f, ", %s read of %s",
-			size_to_human(res->free.read_bytes, size, sizeof(size)),
-			size_to_human(res->free.free_bytes, total, sizeof(total)));
-	}
+	describe_free(f, res);
 	/* what no step here reads, said every time */
 	fputs("; not examined: freed inodes (inline data, extended attributes)", f);
 	fputc('\n', f);

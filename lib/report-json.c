@@ -546,11 +546,13 @@ static int add_audit(struct report_json *rj, struct libscols_line *ln,
 		return rc ? -ENOMEM : 0;
 
 	rc |= set_bool(rj, ln, COL_AUDIT_FOUND, audit_found_remnants(a));
-	rc |= set_probe(rj, ln, COL_AUDIT_CHECKPOINT, a->kernel.checkpoint);
-	rc |= set_probe(rj, ln, COL_AUDIT_CHECKPOINT_DISCARD,
-			a->kernel.checkpoint_discard);
-	rc |= set_probe(rj, ln, COL_AUDIT_CHECKPOINT_ZEROOUT,
-			a->kernel.checkpoint_zeroout);
+	if (a->ext4) {
+		rc |= set_probe(rj, ln, COL_AUDIT_CHECKPOINT, a->kernel.checkpoint);
+		rc |= set_probe(rj, ln, COL_AUDIT_CHECKPOINT_DISCARD,
+				a->kernel.checkpoint_discard);
+		rc |= set_probe(rj, ln, COL_AUDIT_CHECKPOINT_ZEROOUT,
+				a->kernel.checkpoint_zeroout);
+	}
 	if (a->journal.present) {
 		rc |= set_bool(rj, ln, COL_AUDIT_JOURNAL_EXTERNAL, a->journal.external);
 		rc |= set(rj, ln, COL_AUDIT_JOURNAL_DEVICE, a->journal_dev.path);
@@ -578,7 +580,7 @@ static int add_audit(struct report_json *rj, struct libscols_line *ln,
 		for (i = 0; i < a->dirents.ndirs; i++)
 			rc |= list_append(&dirs, &dirs_len, a->dirents.dirs[i].path);
 		rc |= set(rj, ln, COL_AUDIT_DIRECTORIES, dirs);
-	} else {
+	} else if (a->ext4) {
 		char msg[128];
 
 		snprintf(msg, sizeof(msg), "directories: %s", strerror(a->dirents.error));

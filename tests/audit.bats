@@ -228,7 +228,7 @@ count_device() {
 	local tab="$BATS_TEST_TMPDIR/fstab"
 	make_loop_fs xfs 300
 	run -32 "$FSTRIM_EXT" --audit "$MNT"
-	assert_output "$MNT: audit: not an ext2/3/4 filesystem; nothing examined"
+	assert_output "$MNT: audit: not an ext2/3/4 or btrfs filesystem; nothing examined"
 	printf '%s %s xfs defaults 0 0\n' "$LOOPDEV" "$MNT" >"$tab"
 	make_quiet_ext4 64
 	printf '%s %s ext4 defaults 0 0\n' "$LOOPDEV" "$MNT" >>"$tab"

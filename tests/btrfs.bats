@@ -4,6 +4,8 @@
 # --journal on btrfs: the journal step is a transaction commit
 # (BTRFS_IOC_SYNC) between two FITRIMs, and afterwards a raw read of the
 # device finds no name and no content of a file deleted before the run.
+# --audit reads btrfs's free space back, read-only, and agrees with the
+# raw read.
 
 # shellcheck disable=SC2154 # $stderr comes from bats' run --separate-stderr
 
@@ -80,6 +82,10 @@ remnants_on() {
 	assert_equal "$(jq -r '.filesystems[0] | [.status, .trim, .journal, .journal_interface] | join(" ")' <<<"$output")" \
 		"ok done done BTRFS_IOC_SYNC"
 	assert_equal "$(jq -r .status <<<"$output")" 0
+	# what FITRIM discarded was read back, and was zero
+	assert_equal "$(jq -r '.filesystems[0].trim_verified' <<<"$output")" zero
+	(($(jq -r '.filesystems[0].trim_readback_bytes' <<<"$output") > 0)) ||
+		fail "nothing read back: $output"
 
 	run -0 strace -f -qq -e trace=ioctl,syncfs -o "$BATS_TEST_TMPDIR/dry.log" \
 		"$FSTRIM_EXT" -n --journal "$MNT"
@@ -93,4 +99,73 @@ remnants_on() {
 	make_loop_fs btrfs 256
 	run -1 --separate-stderr "$FSTRIM_EXT" --journal-erase=zeroout "$MNT"
 	assert_equal "$stderr" "fstrim-ext: $MNT: the journal step is not supported: btrfs frees old copies of its metadata to free space, which only FITRIM erases (use --journal-erase=discard)"
+}
+
+# bats test_tags=root
+@test "btrfs: --audit finds the committed deletion in free space (2) and nothing after --journal (0), and writes nothing" {
+	require_cmd jq
+	MOUNT_OPTS=nodiscard make_loop_fs btrfs 512
+	delete_unsynced 40
+	sync -f "$MNT"
+	run remnants_on "$LOOPDEV"
+	read -r names contents <<<"$output"
+	((names > 0 && contents > 0)) || fail "the deletion left $output: expected remnants"
+
+	run -2 --separate-stderr strace -f -qq -e trace=ioctl,syncfs,sync,write,pwrite64 \
+		-o "$BATS_TEST_TMPDIR/audit.log" "$FSTRIM_EXT" --audit "$MNT"
+	assert_output --regexp "^$MNT: audit: deleted data found; free space: [1-9][0-9]* blocks hold data, [0-9.]+ MiB read of [0-9.]+ MiB \([0-9.]+ MiB in no chunk, [0-9.]+ MiB in chunks\); not examined: unused bytes inside live tree blocks$"
+	assert_equal "$stderr" ""
+	# read-only: no discard, no commit, no write but the report's to stdout
+	run grep -E 'FITRIM|BTRFS_IOC_SYNC|syncfs|[^_]sync\(|write\([^1]|pwrite64' "$BATS_TEST_TMPDIR/audit.log"
+	assert_failure
+	run remnants_on "$LOOPDEV"
+	assert_output "$names $contents"
+
+	run -0 "$FSTRIM_EXT" --journal "$MNT"
+	run -0 --separate-stderr "$FSTRIM_EXT" --audit --json "$MNT"
+	assert_equal "$(jq -r '.filesystems[0] | [.audit, .audit_found, .audit_free_nonzero_blocks] | join(" ")' <<<"$output")" \
+		"done false 0"
+	(($(jq -r '.filesystems[0].audit_free_read_bytes' <<<"$output") > 256 << 20)) ||
+		fail "too little free space read: $output"
+	run remnants_on "$LOOPDEV"
+	assert_output "0 0"
+}
+
+# bats test_tags=root
+@test "btrfs: a device that ignores discard fails --journal (data read back) and the audit (2)" {
+	require_cmd jq
+	attach_discard_ignoring_disk 256
+	mkfs.btrfs -q -f "$LOOPDEV" >/dev/null
+	track_mount -o nodiscard "$LOOPDEV" "$MNT"
+	delete_unsynced 40
+	sync -f "$MNT"
+
+	run -1 --separate-stderr "$FSTRIM_EXT" -v --journal "$MNT"
+	assert_output --regexp "^$MNT: .* trimmed, transaction committed via BTRFS_IOC_SYNC, but [1-9][0-9]* discarded free blocks still hold data$"
+	[[ $stderr =~ ^"fstrim-ext: $MNT: the device did not erase what FITRIM discarded: "[1-9][0-9]*" free blocks still hold data after a second discard ("[0-9.]+" MiB read back)"$ ]] ||
+		fail "stderr: $stderr"
+	run -1 --separate-stderr "$FSTRIM_EXT" --json --journal "$MNT"
+	assert_equal "$(jq -r '.filesystems[0] | [.status, .trim_verified] | join(" ")' <<<"$output")" \
+		"failed data-left"
+	run -2 "$FSTRIM_EXT" --audit "$MNT"
+	assert_output --regexp "^$MNT: audit: deleted data found; free space: [1-9][0-9]* blocks hold data, "
+	run remnants_on "$LOOPDEV"
+	read -r names contents <<<"$output"
+	((names > 0 && contents > 0)) || fail "the ignored discard should have left remnants: $output"
+}
+
+# bats test_tags=root
+@test "btrfs: RAID0 data is not read, so the audit is incomplete (32), with how much it left" {
+	require_cmd jq
+	local img2="$BATS_TEST_TMPDIR/second.img" dev2
+	truncate -s 300M "$img2"
+	attach_loop "$img2"
+	dev2=$LOOPDEV
+	make_loop_fs btrfs 300 -d raid0 -m raid1 "$dev2"
+	# what the mount left of old tree copies, discarded and read back
+	run -0 "$FSTRIM_EXT" --journal "$MNT"
+	run -32 "$FSTRIM_EXT" --audit "$MNT"
+	assert_output --regexp "^$MNT: audit: incomplete, nothing found in what was read; free space: 0 blocks hold data, .*; not read: [0-9.]+ MiB free in RAID0/10/5/6 chunks; not examined: "
+	run -32 "$FSTRIM_EXT" --audit --json "$MNT"
+	assert_equal "$(jq -r '.filesystems[0].audit' <<<"$output")" incomplete
 }

@@ -30,6 +30,11 @@ _common_teardown() {
 	MOUNTS=()
 	LOOPDEVS=()
 	_remove_loop_devices
+	# the FUSE disk of attach_discard_ignoring_disk, once its loop device
+	# is gone: its server ends when the filesystem is released
+	if mountpoint -q "$BATS_TEST_TMPDIR/fuse" 2>/dev/null; then
+		umount -l "$BATS_TEST_TMPDIR/fuse" || true
+	fi
 }
 
 # ---- the per-test timeout ---------------------------------------------------
@@ -187,6 +192,23 @@ make_loop_fs() {
 	mkdir -p "$MNT"
 	mount -t "$type" ${MOUNT_OPTS:+-o "$MOUNT_OPTS"} "$LOOPDEV" "$MNT" || fail "mount failed"
 	MOUNTS+=("$MNT")
+}
+
+# attach_discard_ignoring_disk SIZE_MB: LOOPDEV on a FUSE file whose
+# discard is acknowledged and ignored (tests/helpers/discard-ignored), as
+# by firmware that ignores TRIM; MNT an empty directory to mount it on.
+attach_discard_ignoring_disk() {
+	local helper="${top_builddir:-$top_srcdir}/tests/helpers/discard-ignored"
+	local disk="$BATS_TEST_TMPDIR/disk.img" fuse="$BATS_TEST_TMPDIR/fuse"
+	[[ -x $helper ]] || _skip_or_fail "needs $helper (libfuse3-dev)"
+	truncate -s "${1}M" "$disk"
+	mkdir -p "$fuse" "$BATS_TEST_TMPDIR/mnt"
+	# returns once the disk is mounted; serves until unmounted
+	"$helper" "$disk" "$fuse" 3>&- || fail "the FUSE disk did not mount"
+	[[ -e $fuse/disk ]] || fail "the FUSE disk did not appear"
+	LOOPDEV=$(losetup --find --show "$fuse/disk") || fail "losetup failed"
+	LOOPDEVS+=("$LOOPDEV")
+	MNT="$BATS_TEST_TMPDIR/mnt"
 }
 
 # Mount something and have teardown undo it.

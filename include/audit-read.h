@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FSTRIM_EXT_AUDIT_READ_H
+#define FSTRIM_EXT_AUDIT_READ_H
+
+/*
+ * What the audit's parts share (lib/audit.c for ext2/3/4, lib/audit-btrfs.c
+ * for btrfs); not an interface of the library.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "audit.h"
+
+/* Device reads go through a buffer of this size, aligned for O_DIRECT. */
+#define READ_CHUNK (1024 * 1024)
+#define DIRECT_ALIGN 4096
+
+/* How much free space the audit reads at most; beyond it, pieces spread evenly. */
+#define FREE_READ_BUDGET (1024ULL * 1024 * 1024)
+
+/* Fill @out with the discard and write-zeroes limits of the disk holding @devno. */
+void audit_describe_device(dev_t devno, struct audit_device *out);
+
+/*
+ * Open @path for O_DIRECT reads and allocate @buf, @size bytes aligned
+ * for them. Returns the descriptor, or -errno with nothing left open.
+ */
+int audit_direct_open(const char *path, size_t size, unsigned char **buf);
+
+bool audit_block_is_zero(const unsigned char *p, size_t len);
+
+/*
+ * Free space read all through, or, beyond @budget bytes, in 1 MiB pieces
+ * spread evenly over it: set @f->free_bytes, call audit_spread_init(),
+ * set found (called with each block read that is not zero, and what it
+ * holds; non-zero stops the read), then give audit_spread_extent() each
+ * free extent [@z, @s) in blocks, in order, with the device open for
+ * O_DIRECT and a READ_CHUNK buffer. @f->read_bytes counts what was read.
+ */
+struct audit_spread {
+	uint64_t bsize, per_chunk, stride, budget;
+	uint64_t next; /* the next free block to read, counted in free blocks */
+	uint64_t pos; /* free blocks passed so far */
+	bool all;
+	struct audit_free *f;
+	int (*found)(void *arg, uint64_t blk, const unsigned char *data);
+	void *arg;
+};
+
+void audit_spread_init(struct audit_spread *sp, uint64_t bsize, uint64_t budget,
+		       struct audit_free *f);
+int audit_spread_extent(struct audit_spread *sp, int dev, unsigned char *buf, uint64_t z,
+			uint64_t s);
+
+/*
+ * The audit of the btrfs filesystem open at @fd: its free space read back
+ * (@out->free, @out->btrfs_space, @out->data). Returns 0, or -errno when
+ * nothing could be done.
+ */
+int audit_btrfs(int fd, struct audit_result *out);
+
+struct audit_btrfs_marks;
+
+/*
+ * btrfs's part of audit_free_sample(): read back up to @budget bytes,
+ * spread, of the free space FITRIM over @start, @len with @minlen
+ * discards (space of chunks in the range, in free extents of at least
+ * @minlen, and device space in no chunk), cut to whole discard granules.
+ * *@marks names the sectors that held data, or is NULL. Returns 0 or -errno.
+ */
+int audit_btrfs_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+		       uint64_t budget, struct audit_free *out,
+		       struct audit_btrfs_marks **marks);
+
+/* btrfs's part of audit_free_recheck(): those still free with the same data. */
+int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *marks, struct audit_free *out);
+
+void audit_btrfs_marks_free(struct audit_btrfs_marks *marks);
+
+#endif /* FSTRIM_EXT_AUDIT_READ_H */
