@@ -243,6 +243,7 @@ struct trimmer {
 	int fd;
 	int stop_fd; /* readable: cut the call short; -1 for none */
 	unsigned long fs_type; /* statfs f_type: what the kernel's answer means */
+	uint64_t fs_size; /* statfs f_blocks * f_frsize; 0 when unknown */
 	struct trim_call *call; /* shared with the children; NULL: calls made here */
 	/* called every TICK_MS while a child's call runs, for the progress line */
 	trim_after_range_fn *tick;
@@ -252,16 +253,25 @@ struct trimmer {
 
 #define TICK_MS 250
 
-static void trimmer_init(struct trimmer *t, int fd, int stop_fd)
+static void trimmer_init(struct trimmer *t, int fd, int stop_fd,
+			 trim_after_range_fn *tick, void *tick_arg,
+			 const struct trim_progress *prog)
 {
 	struct statfs sfs;
 	void *page;
 
+	memset(t, 0, sizeof(*t));
 	t->fd = fd;
 	t->stop_fd = stop_fd;
-	t->fs_type = fstatfs(fd, &sfs) == 0 ? (unsigned long)sfs.f_type : 0;
-	t->call = NULL;
-	t->tick = NULL;
+	t->tick = tick;
+	t->tick_arg = tick_arg;
+	t->prog = prog;
+	if (fstatfs(fd, &sfs) == 0) {
+		t->fs_type = (unsigned long)sfs.f_type;
+		if (__builtin_mul_overflow((uint64_t)sfs.f_blocks, (uint64_t)sfs.f_frsize,
+					   &t->fs_size))
+			t->fs_size = 0;
+	}
 	if (stop_fd < 0)
 		return;
 	page = mmap(NULL, sizeof(struct trim_call), PROT_READ | PROT_WRITE,
@@ -504,16 +514,10 @@ static uint64_t next_groups(uint64_t groups, uint64_t max, uint64_t took_ns)
  * 16 EiB". btrfs takes FITRIM offsets in its logical address space,
  * which can pass that size: a request that starts there keeps its end.
  */
-static void clamp_to_fs_size(int fd, struct trim_progress *prog)
+static void clamp_to_fs_size(const struct trimmer *t, struct trim_progress *prog)
 {
-	struct statfs sfs;
-	uint64_t size;
-
-	if (fstatfs(fd, &sfs) != 0 || !sfs.f_frsize ||
-	    __builtin_mul_overflow((uint64_t)sfs.f_blocks, (uint64_t)sfs.f_frsize, &size))
-		return;
-	if (prog->start < size && prog->end > size)
-		prog->end = size;
+	if (t->fs_size && prog->start < t->fs_size && prog->end > t->fs_size)
+		prog->end = t->fs_size;
 }
 
 int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step, int stop_fd,
@@ -526,10 +530,7 @@ int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step, int s
 	bool lowered, aligned;
 	int rc = 0;
 
-	trimmer_init(&t, fd, stop_fd);
-	t.tick = after;
-	t.tick_arg = arg;
-	t.prog = prog;
+	trimmer_init(&t, fd, stop_fd, after, arg, prog);
 	memset(prog, 0, sizeof(*prog));
 	prog->start = range->start;
 	prog->end = range->start + range->len < range->start ? UINT64_MAX :
@@ -638,7 +639,7 @@ one_call:
 		prog->start = start;
 		prog->end = end;
 	} else {
-		clamp_to_fs_size(fd, prog);
+		clamp_to_fs_size(&t, prog);
 	}
 	prog->pos = prog->start;
 	prog->one_call = true;
