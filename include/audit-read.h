@@ -33,6 +33,14 @@ int audit_direct_open(const char *path, size_t size, unsigned char **buf);
 bool audit_block_is_zero(const unsigned char *p, size_t len);
 
 /*
+ * Room for one more element in the array at *@array (a pointer to the
+ * array's pointer), which holds @count of @alloc elements of @size bytes:
+ * when full, doubled (@first elements at first). Returns 0, or -ENOMEM
+ * with the array as it was.
+ */
+int audit_grow(void *array, size_t *alloc, size_t count, size_t size, size_t first);
+
+/*
  * Free space read all through, or, beyond @budget bytes, in 1 MiB pieces
  * spread evenly over it: set @f->free_bytes, call audit_spread_init(),
  * set found (called with each block read that is not zero, and what it

@@ -199,15 +199,8 @@ static int add_free(struct bt_fs *bt, size_t dev, uint64_t start, uint64_t end)
 	}
 	if (start >= end)
 		return 0;
-	if (bt->nfree == bt->free_alloc) {
-		size_t n = bt->free_alloc ? bt->free_alloc * 2 : 64;
-		struct bt_range *v = realloc(bt->free, n * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		bt->free = v;
-		bt->free_alloc = n;
-	}
+	if (audit_grow(&bt->free, &bt->free_alloc, bt->nfree, sizeof(*bt->free), 64))
+		return -ENOMEM;
 	bt->free[bt->nfree++] = (struct bt_range){ dev, start, end - start };
 	return 0;
 }
@@ -224,15 +217,8 @@ static int chunk_item(struct bt_fs *bt, const struct btrfs_ioctl_search_header *
 	if (sh->len < sizeof(c))
 		return -EUCLEAN;
 	memcpy(&c, item, sizeof(c));
-	if (bt->nchunk == bt->chunk_alloc) {
-		size_t n = bt->chunk_alloc ? bt->chunk_alloc * 2 : 16;
-		struct bt_chunk *v = realloc(bt->chunk, n * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		bt->chunk = v;
-		bt->chunk_alloc = n;
-	}
+	if (audit_grow(&bt->chunk, &bt->chunk_alloc, bt->nchunk, sizeof(*bt->chunk), 16))
+		return -ENOMEM;
 	ch = &bt->chunk[bt->nchunk];
 	memset(ch, 0, sizeof(*ch));
 	ch->logical = sh->offset;
@@ -385,15 +371,8 @@ static int unallocated(struct bt_fs *bt)
 static int mark_add(struct audit_btrfs_marks *m, size_t dev, uint64_t sector,
 		    const unsigned char *data, size_t len)
 {
-	if (m->count == m->alloc) {
-		size_t n = m->alloc ? m->alloc * 2 : 64;
-		struct bt_mark *v = realloc(m->v, n * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		m->v = v;
-		m->alloc = n;
-	}
+	if (audit_grow(&m->v, &m->alloc, m->count, sizeof(*m->v), 64))
+		return -ENOMEM;
 	m->v[m->count++] =
 		(struct bt_mark){ dev, sector, ext2fs_crc32c_le(~0U, data, len) };
 	return 0;
@@ -409,10 +388,10 @@ struct bt_found {
 
 static int found_sector(void *arg, uint64_t sector, const unsigned char *data)
 {
-	struct bt_found *fd = arg;
+	struct bt_found *bf = arg;
 
-	fd->f->nonzero_blocks++;
-	return fd->marks ? mark_add(fd->marks, fd->dev, sector, data, fd->bsize) : 0;
+	bf->f->nonzero_blocks++;
+	return bf->marks ? mark_add(bf->marks, bf->dev, sector, data, bf->bsize) : 0;
 }
 
 /*

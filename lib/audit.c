@@ -209,15 +209,8 @@ struct logged_list {
 
 static int logged_add(struct logged_list *l, uint64_t fsblk, uint32_t seq, uint32_t jblk)
 {
-	if (l->count == l->alloc) {
-		size_t n = l->alloc ? l->alloc * 2 : 256;
-		struct logged_block *v = realloc(l->v, n * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->alloc = n;
-	}
+	if (audit_grow(&l->v, &l->alloc, l->count, sizeof(*l->v), 256))
+		return -ENOMEM;
 	l->v[l->count++] = (struct logged_block){ fsblk, seq, jblk };
 	return 0;
 }
@@ -265,6 +258,22 @@ void audit_extents_free(struct audit_extents *e)
 	free(e->len);
 	free(e->devpath);
 	memset(e, 0, sizeof(*e));
+}
+
+int audit_grow(void *array, size_t *alloc, size_t count, size_t size, size_t first)
+{
+	void **p = array, *v;
+	size_t n;
+
+	if (count < *alloc)
+		return 0;
+	n = *alloc ? *alloc * 2 : first;
+	v = reallocarray(*p, n, size);
+	if (!v)
+		return -ENOMEM;
+	*p = v;
+	*alloc = n;
+	return 0;
 }
 
 bool audit_block_is_zero(const unsigned char *p, size_t len)
