@@ -101,11 +101,15 @@ log() {
 
 # The kernels, "VERSION FLAVOR PATH", from kernel/check-kernel.sh's cache or
 # built by it.
-mapfile -t kernels < <(FSTRIM_EXT_KERNEL_VARIANT=${FSTRIM_EXT_FSTESTS_VARIANT-fstests} \
+# A version whose tree already has patch 2 (upstream's jbd2 fix) passes
+# ext4/900's buffered read on its stock kernel too ("upstream VERSION PATCH").
+mapfile -t built < <(FSTRIM_EXT_KERNEL_VARIANT=${FSTRIM_EXT_FSTESTS_VARIANT-fstests} \
 	FSTRIM_EXT_KERNEL_FLAVORS=${FSTRIM_EXT_KERNEL_FLAVORS:-patched stock} \
 	"$srcdir/kernel/check-kernel.sh" --srcdir "$srcdir" --builddir "$builddir" \
-	--build-only | tee /dev/stderr | sed -n 's/^kernel //p')
+	--build-only | tee /dev/stderr)
+mapfile -t kernels < <(printf '%s\n' "${built[@]}" | sed -n 's/^kernel //p')
 ((${#kernels[@]})) || die "no kernel to boot"
+has_patch2=$(printf '%s\n' "${built[@]}" | sed -n 's/^upstream \([^ ]*\) 0002-.*/\1/p' | tr '\n' ' ')
 
 # The fstests tree: copied again when the source moves, built incrementally.
 if [[ -d $source/.git || -f $source/HEAD ]]; then
@@ -222,7 +226,9 @@ n=0 failures=0
 		run=$runs/$ver-$flavor
 		while read -r result t detail; do
 			n=$((n + 1))
-			if [[ $flavor == stock && $result != none ]]; then
+			if [[ $flavor == stock && $t == ext4/900 && " $has_patch2 " == *" $ver "* ]]; then
+				detail="(patch 2 is already in this tree)${detail:+ $detail}"
+			elif [[ $flavor == stock && $result != none ]]; then
 				if [[ $result == not_ok ]]; then
 					echo "ok $n - $ver $flavor: $t fails without the series, as it must"
 					continue

@@ -19,10 +19,14 @@
 # usage: check-kernel.sh --srcdir DIR --builddir DIR --fstrim-ext PATH [--crash-only]
 #        check-kernel.sh --srcdir DIR --print-key patched|stock
 #            (prints "VERSION KEY", the cache key, for each version)
+#        check-kernel.sh --srcdir DIR --print-series
+#            (prints "VERSION apply|upstream PATCH" for each patch: whether
+#            the series applies it, or the tree already has it)
 #        check-kernel.sh --srcdir DIR --builddir DIR --build-only
 #            (builds, or takes from the cache, each kernel of
 #            FSTRIM_EXT_KERNEL_FLAVORS of each version and prints
-#            "kernel VERSION FLAVOR PATH" for it; kernel/check-fstests.sh)
+#            "kernel VERSION FLAVOR PATH" for it, and "upstream VERSION
+#            PATCH" for a patch the tree already has; check-fstests.sh)
 #
 # Environment:
 #   FSTRIM_EXT_KERNEL_VERSIONS versions to check (default "6.1 6.12": every
@@ -59,6 +63,7 @@ srcdir='' builddir='' fstrim_ext='' print_key='' crash_only=0 build_only=0
 while (($#)); do
 	case $1 in
 	--print-key) print_key=$2; shift 2 ;;
+	--print-series) print_key=series; shift ;;
 	--crash-only) crash_only=1; shift ;;
 	--build-only) build_only=1 fstrim_ext=/bin/true; shift ;;
 	--srcdir) srcdir=$2; shift 2 ;;
@@ -72,7 +77,9 @@ done
 
 srcdir=$(cd "$srcdir" && pwd) || die "no source directory"
 if [[ -n $print_key ]]; then
-	builddir=$srcdir fstrim_ext=/bin/true
+	[[ $print_key =~ ^(patched|stock|series)$ ]] || die "--print-key takes patched or stock"
+	builddir=$(mktemp -d) fstrim_ext=/bin/true || die "cannot make a temporary directory"
+	trap 'rm -rf "$builddir"' EXIT
 fi
 builddir=$(cd "$builddir" && pwd) || die "no build directory"
 case $fstrim_ext in
@@ -124,27 +131,32 @@ for p in "$srcdir" "$builddir" "$fstrim_ext"; do
 	/proc/* | /sys/* | /dev/*) die "'$p': the guest has its own $(cut -d/ -f2 <<< "$p"), so it cannot see this" ;;
 	esac
 done
-[[ $(id -u) -eq 0 ]] || die "must run as root (ubd images, mounts and capsh inside the guest)"
 for v in $versions; do
 	[[ -r $srcdir/kernel/linux-$v/series ]] || die "no series for Linux $v in $srcdir/kernel/linux-$v"
 	[[ -r $sourcedir/linux-source-$v.tar.xz ]] ||
 		die "$sourcedir/linux-source-$v.tar.xz is missing (apt-get install linux-source-$v)"
 done
-[[ -x $fstrim_ext ]] || die "$fstrim_ext is not built (run make first)"
-for cmd in bats strace capsh debugfs e2fsck mkfs.ext4 filefrag flex bison bc make patch xz; do
+for cmd in patch xz; do
 	command -v "$cmd" >/dev/null || die "$cmd is required"
 done
-[[ -r /usr/lib/bats/bats-assert/load.bash ]] || die "bats-assert is required"
-
-[[ -n $print_key ]] || mkdir -p "$work" || die "cannot create $work"
-if ! mkdir -p "$cache" 2>/dev/null || [[ ! -w $cache ]]; then
-	die "kernel cache $cache is not writable (set FSTRIM_EXT_KERNEL_CACHE)"
+mkdir -p "$work" || die "cannot create $work"
+# --print-key and --print-series read the tarballs and the series only.
+if [[ -z $print_key ]]; then
+	[[ $(id -u) -eq 0 ]] || die "must run as root (ubd images, mounts and capsh inside the guest)"
+	[[ -x $fstrim_ext ]] || die "$fstrim_ext is not built (run make first)"
+	for cmd in bats strace capsh debugfs e2fsck mkfs.ext4 filefrag flex bison bc make; do
+		command -v "$cmd" >/dev/null || die "$cmd is required"
+	done
+	[[ -r /usr/lib/bats/bats-assert/load.bash ]] || die "bats-assert is required"
+	if ! mkdir -p "$cache" 2>/dev/null || [[ ! -w $cache ]]; then
+		die "kernel cache $cache is not writable (set FSTRIM_EXT_KERNEL_CACHE)"
+	fi
 fi
 
 # ---------------------------------------------------------------------------
 # TAP bookkeeping
 
-declare -A kernel_bin kernel_ok tree_ids tree_tops
+declare -A kernel_bin kernel_ok tree_ids tree_tops upstream_of
 tap_lines=()
 tap_comments=()
 failures=0
@@ -162,9 +174,15 @@ record() { # record ok|not_ok DESCRIPTION
 
 # record_class FLAVOR ok|not_ok DESCRIPTION: a check named by its class
 # ("[patch N] ...", "[both] ..."): on the stock kernel a "[patch N]" check
-# must fail, or it proves nothing.
+# must fail, or it proves nothing; unless the tree already has patch N
+# (upstream), when it must pass there too.
 record_class() {
-	if [[ $1 == stock && $3 == "[patch "* ]]; then
+	local n=${3#"[patch "}
+
+	n=${n%%]*}
+	if [[ $1 == stock && $3 == "[patch "* && " $upstream " == *" $n "* ]]; then
+		record "$2" "$ver $1: $3 (patch $n is already in $tree_top)"
+	elif [[ $1 == stock && $3 == "[patch "* ]]; then
 		if [[ $2 == not_ok ]]; then
 			record ok "$ver $1: $3: fails without the series, as it must"
 		else
@@ -182,19 +200,64 @@ tool_id=$($kcc --version | head -1)
 
 # use_version VERSION: the tree, series and fragment the functions below use
 use_version() {
+	local p
+
 	ver=$1
 	tarball=$sourcedir/linux-source-$ver.tar.xz
 	seriesdir=$srcdir/kernel/linux-$ver
 	fragments=("$seriesdir/uml.config")
 	[[ -z $variant ]] || fragments+=("$srcdir/kernel/$variant.config")
-	mapfile -t patches < <(grep -v '^[[:space:]]*\(#\|$\)' "$seriesdir/series")
-	((${#patches[@]})) || die "$seriesdir/series lists no patch"
+	mapfile -t series < <(grep -v '^[[:space:]]*\(#\|$\)' "$seriesdir/series")
+	((${#series[@]})) || die "$seriesdir/series lists no patch"
+	tree=$work/linux-$ver
 	if [[ -z ${tree_ids[$ver]:-} ]]; then
 		tree_ids[$ver]=$(sha256sum < "$tarball" | cut -d' ' -f1)
 		tree_tops[$ver]=$(tar tJf "$tarball" 2>/dev/null | head -1 | cut -d/ -f1)
+		tree_top=${tree_tops[$ver]}
+		unpack_pristine || die "cannot unpack the files the series changes from $tarball"
+		upstream_of[$ver]=$(find_upstream)
 	fi
 	tree_id=${tree_ids[$ver]} tree_top=${tree_tops[$ver]}
-	tree=$work/linux-$ver
+	# patches: those the series applies; upstream: the numbers of the rest
+	patches=() upstream=''
+	for p in "${series[@]}"; do
+		if [[ " ${upstream_of[$ver]} " == *" $p "* ]]; then
+			upstream+=" $((10#${p%%-*}))"
+		else
+			patches+=("$p")
+		fi
+	done
+}
+
+# unpack_pristine: the files the series changes, and checkpatch, from the
+# tarball into $work/pristine-VERSION, once a run.
+unpack_pristine() {
+	local at=$work/pristine-$ver files=() p
+
+	rm -rf "$at" && mkdir -p "$at" || return 1
+	mapfile -t files < <(for p in "${series[@]}"; do
+		sed -n 's|^+++ b/||p' "$seriesdir/$p"
+	done | sort -u)
+	files+=(scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.checkpatch)
+	tar xJf "$tarball" -C "$at" --strip-components=1 "${files[@]/#/$tree_top/}"
+}
+
+# find_upstream: the patches of the series that the tree already has, as a
+# newer tree may have taken one from upstream (0002 is upstream's commit):
+# each reverses cleanly on the pristine files. The series does not apply
+# them, and their "[patch N]" checks must pass on the stock kernel too.
+find_upstream() {
+	local at=$work/upstream-check p found=()
+
+	for p in "${series[@]}"; do
+		rm -rf "$at" && cp -a "$work/pristine-$ver" "$at" || return 1
+		if patch -d "$at" -p1 -R --fuzz=0 --no-backup-if-mismatch \
+			< "$seriesdir/$p" > /dev/null 2>&1; then
+			found+=("$p")
+		fi
+	done
+	rm -rf "$at"
+	echo "${found[*]}"
 }
 
 kernel_key() { # kernel_key FLAVOR
@@ -261,19 +324,12 @@ apply_series_over_build() {
 
 # The series must apply to this tree with no fuzz on every run, and each
 # patch on its own too; on a cached kernel only the files the series touches
-# (and checkpatch) are unpacked to show it.
+# (and checkpatch), unpacked by use_version, show it.
 check_series_applies() {
-	local at=$work/apply-check-$ver files=() p
+	local at=$work/apply-check-$ver
 
-	rm -rf "$at" "$at.pristine" && mkdir -p "$at"
-	mapfile -t files < <(for p in "${patches[@]}"; do
-		sed -n 's|^+++ b/||p' "$seriesdir/$p"
-	done | sort -u)
-	files+=(scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.checkpatch)
 	: > "$at.log"
-	tar xJf "$tarball" -C "$at" --strip-components=1 \
-		"${files[@]/#/$tree_top/}" 2>> "$at.log" || return 1
-	cp -a "$at" "$at.pristine" || return 1
+	rm -rf "$at" && cp -a "$work/pristine-$ver" "$at" || return 1
 	apply_series "$at" "$at.log"
 }
 
@@ -281,7 +337,7 @@ check_series_applies() {
 patch_applies_alone() {
 	local at=$work/apply-alone
 
-	rm -rf "$at" && cp -a "$work/apply-check-$ver.pristine" "$at" &&
+	rm -rf "$at" && cp -a "$work/pristine-$ver" "$at" &&
 		patch -d "$at" -p1 --fuzz=0 --no-backup-if-mismatch \
 			< "$seriesdir/$1" > "$work/apply-alone.log" 2>&1
 }
@@ -297,7 +353,7 @@ checkpatch_clean() {
 	if grep -q '^\[ Upstream commit [0-9a-f]\{40\} \]$' "$seriesdir/$1"; then
 		opts=(--no-tree --ignore "UNKNOWN_COMMIT_ID,GIT_COMMIT_ID")
 	fi
-	out=$(cd "$work/apply-check-$ver.pristine" &&
+	out=$(cd "$work/pristine-$ver" &&
 		perl scripts/checkpatch.pl "${opts[@]}" --show-types "$seriesdir/$1" 2>&1)
 	echo "$out" > "$work/checkpatch-$ver-${1%.patch}.log"
 	grep -q '^total: 0 errors, 0 warnings, \(0 checks, \)\?[0-9]* lines checked$' <<< "$out"
@@ -390,7 +446,19 @@ build_kernels() {
 	((failed)) || rm -rf "$tree"
 }
 
-if [[ -n $print_key ]]; then
+if [[ $print_key == series ]]; then
+	for v in $versions; do
+		use_version "$v"
+		for p in "${series[@]}"; do
+			if [[ " $upstream " == *" $((10#${p%%-*})) "* ]]; then
+				echo "$v upstream $p"
+			else
+				echo "$v apply $p"
+			fi
+		done
+	done
+	exit 0
+elif [[ -n $print_key ]]; then
 	for v in $versions; do
 		use_version "$v"
 		echo "$v $(kernel_key "$print_key")"
@@ -405,6 +473,9 @@ if ((build_only)); then
 			((${kernel_ok[$flavor]:-0})) ||
 				die "$ver $flavor: UML kernel build failed (see $work/build-$ver-$flavor.log)"
 			echo "kernel $ver $flavor ${kernel_bin[$flavor]}"
+		done
+		for p in ${upstream_of[$ver]}; do
+			echo "upstream $ver $p"
 		done
 	done
 	exit 0
@@ -581,9 +652,10 @@ check_series() {
 		record not_ok "$ver: the series applies to $tree_top with patch -p1 --fuzz=0 (see $work/apply-check-$ver.log)"
 		cat "$work/apply-check-$ver.log"
 	fi
-	[[ -d $work/apply-check-$ver.pristine ]] || return 0
-	for p in "${patches[@]}"; do
-		if patch_applies_alone "$p"; then
+	for p in "${series[@]}"; do
+		if [[ " $upstream " == *" $((10#${p%%-*})) "* ]]; then
+			record ok "$ver: $p is already in $tree_top (it reverses with patch -R --fuzz=0): not applied; its checks must pass on the stock kernel"
+		elif patch_applies_alone "$p"; then
 			record ok "$ver: $p applies on its own to $tree_top with patch -p1 --fuzz=0"
 		else
 			record not_ok "$ver: $p applies on its own to $tree_top with patch -p1 --fuzz=0 ($(tail -1 "$work/apply-alone.log"))"
@@ -701,7 +773,7 @@ in_order() {
 booted=()
 for v in $versions; do
 	use_version "$v"
-	log "$ver: tree $tarball ($tree_top), series of ${#patches[@]} patches, cache $cache"
+	log "$ver: tree $tarball ($tree_top), series of ${#series[@]} patches${upstream:+ (already in the tree:$upstream)}, cache $cache"
 	((crash_only)) || check_series
 	build_kernels
 	for flavor in $flavors; do
