@@ -41,6 +41,15 @@ bool audit_block_is_zero(const unsigned char *p, size_t len);
 int audit_grow(void *array, size_t *alloc, size_t count, size_t size, size_t first);
 
 /*
+ * audit_grow() for two arrays that share one count and one @alloc: the
+ * element of @array1 (of @size1 bytes) and that of @array2 (@size2) at the
+ * same index describe one thing. On -ENOMEM @alloc is unchanged, so both
+ * arrays still hold at least @alloc elements.
+ */
+int audit_grow2(void *array1, size_t size1, void *array2, size_t size2, size_t *alloc,
+		size_t count, size_t first);
+
+/*
  * Free space read all through, or, beyond @budget bytes, in 1 MiB pieces
  * spread evenly over it: set @f->free_bytes, call audit_spread_init(),
  * set found (called with each block read that is not zero, and what it

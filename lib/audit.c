@@ -233,19 +233,9 @@ static int extents_add(struct audit_extents *e, uint64_t start, uint64_t len)
 		e->len[e->count - 1] += len;
 		return 0;
 	}
-	if (e->count == e->alloc) {
-		size_t n = e->alloc ? e->alloc * 2 : 64;
-		uint64_t *st = realloc(e->start, n * sizeof(*st)), *ln;
-
-		if (!st)
-			return -ENOMEM;
-		e->start = st;
-		ln = realloc(e->len, n * sizeof(*ln));
-		if (!ln)
-			return -ENOMEM;
-		e->len = ln;
-		e->alloc = n;
-	}
+	if (audit_grow2(&e->start, sizeof(*e->start), &e->len, sizeof(*e->len), &e->alloc,
+			e->count, 64))
+		return -ENOMEM;
 	e->start[e->count] = start;
 	e->len[e->count] = len;
 	e->count++;
@@ -273,6 +263,18 @@ int audit_grow(void *array, size_t *alloc, size_t count, size_t size, size_t fir
 		return -ENOMEM;
 	*p = v;
 	*alloc = n;
+	return 0;
+}
+
+int audit_grow2(void *array1, size_t size1, void *array2, size_t size2, size_t *alloc,
+		size_t count, size_t first)
+{
+	size_t alloc1 = *alloc, alloc2 = *alloc;
+
+	if (audit_grow(array1, &alloc1, count, size1, first) ||
+	    audit_grow(array2, &alloc2, count, size2, first))
+		return -ENOMEM;
+	*alloc = alloc1;
 	return 0;
 }
 
@@ -712,20 +714,9 @@ struct dir_scan {
 
 static int names_add(struct name_list *l, const char *name, size_t len, bool fragment)
 {
-	if (l->count == l->alloc) {
-		size_t n = l->alloc ? l->alloc * 2 : 64;
-		char **names = realloc(l->names, n * sizeof(*names));
-		bool *frag;
-
-		if (!names)
-			return -ENOMEM;
-		l->names = names;
-		frag = realloc(l->fragment, n * sizeof(*frag));
-		if (!frag)
-			return -ENOMEM;
-		l->fragment = frag;
-		l->alloc = n;
-	}
+	if (audit_grow2(&l->names, sizeof(*l->names), &l->fragment, sizeof(*l->fragment),
+			&l->alloc, l->count, 64))
+		return -ENOMEM;
 	l->names[l->count] = strndup(name, len);
 	if (!l->names[l->count])
 		return -ENOMEM;
@@ -1031,20 +1022,9 @@ struct block_list {
 static int blocks_add(struct block_list *l, blk64_t blk, const unsigned char *data,
 		      size_t len)
 {
-	if (l->count == l->alloc) {
-		size_t n = l->alloc ? l->alloc * 2 : 64;
-		blk64_t *v = realloc(l->v, n * sizeof(*v));
-		uint32_t *sum;
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		sum = realloc(l->sum, n * sizeof(*sum));
-		if (!sum)
-			return -ENOMEM;
-		l->sum = sum;
-		l->alloc = n;
-	}
+	if (audit_grow2(&l->v, sizeof(*l->v), &l->sum, sizeof(*l->sum), &l->alloc,
+			l->count, 64))
+		return -ENOMEM;
 	l->sum[l->count] = ext2fs_crc32c_le(~0U, data, len);
 	l->v[l->count++] = blk;
 	return 0;
