@@ -16,6 +16,9 @@ if [[ -r "${FSTESTS_ENV:-}" ]]; then
 	# shellcheck source=/dev/null
 	. "$FSTESTS_ENV"
 	export HOST_OPTIONS=$FSTESTS_RUNDIR/local.config SOAK_DURATION
+	# No udev here: libdevmapper (dmsetup) makes the /dev/mapper nodes of
+	# dm-flakey, dm-log-writes and dm-thin itself, or they never appear.
+	export DM_DISABLE_UDEV=1
 	mkdir -p /tmp/fstests/test /tmp/fstests/scratch
 	echo "fstests: $(uname -r), mkfs.ext4 of the test device"
 	mkfs.ext4 -q -F /dev/ubda > "$FSTESTS_RUNDIR/mkfs-test.log" 2>&1
