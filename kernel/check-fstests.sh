@@ -32,6 +32,10 @@
 #   FSTRIM_EXT_FSTESTS_SOAK    SOAK_DURATION in seconds for the soak loops
 #                              (generic/388; default 120)
 #   FSTRIM_EXT_FSTESTS_TIMEOUT seconds a guest may run (default 5400)
+#   FSTRIM_EXT_FSTESTS_MOUNT_OPTIONS  fstests' MOUNT_OPTIONS for the
+#                              scratch filesystem ("-o discard" puts patch 4,
+#                              the discard after a replay, in every remount
+#                              of the crash-and-replay tests; default none)
 #   FSTRIM_EXT_FSTESTS_VARIANT the kernels' variant (default fstests; empty:
 #                              make check-kernel's, without loop or dm, so
 #                              the tests that need them are not run)
@@ -166,6 +170,7 @@ run_fstests() {
 		export SCRATCH_MNT=/tmp/fstests/scratch
 		export LOGWRITES_DEV=/dev/ubdc
 		export RESULT_BASE=$run/results
+		export MOUNT_OPTIONS='${FSTRIM_EXT_FSTESTS_MOUNT_OPTIONS:-}'
 	EOCONFIG
 	cat > "$run/fstests.env" <<-EOENV
 		FSTESTS_DIR='$tree'

@@ -20,7 +20,9 @@ if [[ -r "${FSTESTS_ENV:-}" ]]; then
 	# dm-flakey, dm-log-writes and dm-thin itself, or they never appear.
 	export DM_DISABLE_UDEV=1
 	mkdir -p /tmp/fstests/test /tmp/fstests/scratch
-	echo "fstests: $(uname -r), mkfs.ext4 of the test device"
+	echo "fstests: $(uname -r), mkfs.ext4 of the test device; scratch" \
+		"discard_max_bytes $(cat /sys/block/ubdb/queue/discard_max_bytes)," \
+		"MOUNT_OPTIONS $(sed -n 's/^export MOUNT_OPTIONS=//p' "$HOST_OPTIONS")"
 	mkfs.ext4 -q -F /dev/ubda > "$FSTESTS_RUNDIR/mkfs-test.log" 2>&1
 	cd "$FSTESTS_DIR" || exit 1
 	echo "fstests: ./check $FSTESTS_LIST"
