@@ -173,6 +173,11 @@ static void catch_stop_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/*
+	 * SIGCHLD ignored, as a parent may leave it across exec, reaps the
+	 * FITRIM child by itself: its waitpid() would fail with ECHILD.
+	 */
+	signal(SIGCHLD, SIG_DFL);
 }
 
 static const char *stop_signal_name(void)
@@ -411,19 +416,17 @@ static void warn_remnants(const struct fstrim_control *ctl, int fd, const char *
 }
 
 /*
- * Discard is a hint: read the journal back, and where it still holds
- * data, erase again with zeroout (journal_verify()). Data left is a
- * failure; a journal that cannot be read back is said, not counted.
+ * Discard is a hint: lib/journal read the journal back after the erase,
+ * and where blocks of erased transactions still held data, erased once
+ * more with zeroout. Data left, and a journal not read back, fail the
+ * filesystem: an erase that was not read back is not a result.
  */
-static void verify_journal(const struct fstrim_control *ctl, int fd, const char *path,
-			   struct fs_result *res)
+static void note_journal_verify(const struct fstrim_control *ctl, const char *path,
+				const struct journal_verify *v)
 {
-	struct journal_verify *v = &res->verify;
-
-	journal_verify(fd, v);
 	if (v->state == JOURNAL_VERIFY_UNREAD)
-		note(ctl, "%s: warning: the journal could not be read back: %s", path,
-		     strerror(v->error));
+		note(ctl, "%s: the journal could not be read back after the erase: %s",
+		     path, strerror(v->error));
 	else if (v->state == JOURNAL_VERIFY_DATA_LEFT)
 		note(ctl,
 		     "%s: %" PRIu64
@@ -545,7 +548,6 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 	struct audit_free_marks *unreached = NULL;
 	int trim_rc = 0, journal_rc = 0, rc;
 	char error[256];
-	bool ext4;
 
 	if (jf.trim_asked) {
 		/*
@@ -587,12 +589,9 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 		note(ctl, "%s: journal step not done: interrupted", path);
 	} else if (ctl->journal) {
 		/* ext4's journal erase, or btrfs's commit (lib/fslog) */
-		journal_rc =
-			fslog_journal_step(fd, ctl->erase, ctl->dryrun, &res.journal);
-		/* ext4's journal is read back; free space on both */
-		ext4 = res.journal.iface != JOURNAL_IFACE_BTRFS_SYNC;
-		if (journal_rc == 0 && !ctl->dryrun && ext4)
-			verify_journal(ctl, fd, path, &res);
+		journal_rc = fslog_journal_step(fd, ctl->erase, ctl->dryrun, &res.journal,
+						&res.verify);
+		note_journal_verify(ctl, path, &res.verify);
 		if (journal_rc == 0) {
 			res.journal_done = true;
 			/*
@@ -622,6 +621,10 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 			if (!ctl->dryrun && !ctl->audit &&
 			    res.journal.iface != JOURNAL_IFACE_BTRFS_SYNC)
 				warn_remnants(ctl, fd, path);
+		} else if (journal_rc == 1 && journal_not_erased(&res.journal)) {
+			/* a journal to erase that was not: never quiet */
+			note(ctl, "%s: journal step not done: %s", path,
+			     report_journal_reason(&res.journal, fstype));
 		} else if (journal_rc == 1 && !ctl->quiet_unsupp) {
 			note(ctl, "%s: the journal step is not supported: %s", path,
 			     report_journal_reason(&res.journal, fstype));
@@ -631,7 +634,10 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 		}
 	}
 	rc = worse(worse(trim_rc, journal_rc), res.retrim_rc);
-	if (res.verify.state == JOURNAL_VERIFY_DATA_LEFT || report_discarded_left(&res) ||
+	if (journal_rc == 1 && journal_not_erased(&res.journal))
+		rc = worse(rc, -EOPNOTSUPP);
+	if (res.verify.state == JOURNAL_VERIFY_DATA_LEFT ||
+	    res.verify.state == JOURNAL_VERIFY_UNREAD || report_discarded_left(&res) ||
 	    report_unreached_left(&res))
 		rc = worse(rc, -EIO);
 

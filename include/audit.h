@@ -108,6 +108,9 @@ struct audit_result {
 	int free_error; /* 0, or the errno of the free-space check */
 };
 
+/* Whether the kernel advertises @name in /sys/fs/ext4/features. */
+bool audit_ext4_feature(const char *name);
+
 /*
  * Audit the filesystem open at @fd (the root of a mount). Returns 0 with
  * @out filled (the parts that could not be done carry their own error;
@@ -135,6 +138,27 @@ struct audit_extents {
 int audit_journal_readback(int fd, struct audit_journal *j, struct audit_extents *old);
 
 void audit_extents_free(struct audit_extents *e);
+
+/*
+ * The journal of an ext4 filesystem, opened for the read back of an
+ * erase: audit_journal_open() finds it (libext2fs) before the erase,
+ * audit_journal_sequence() reads the sequence the next transaction will
+ * carry from its superblock right after the erase, and
+ * audit_journal_readback_since() then reads every block with O_DIRECT.
+ * A block counts as old (@j->old_blocks) when no transaction with a
+ * sequence from @since on explains it (its descriptor, commit or revoke
+ * block, or a copy a descriptor announces), and it held the same bytes
+ * in two reads; the rest of the non-zero blocks are @j->live_blocks, what
+ * writers committed after the erase. Each returns 0 or -errno (-ENODEV:
+ * no journal).
+ */
+struct audit_journal_dev;
+int audit_journal_open(int fd, struct audit_journal_dev **jd);
+bool audit_journal_fast_commit(const struct audit_journal_dev *jd);
+int audit_journal_sequence(struct audit_journal_dev *jd, uint32_t *seq);
+int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since,
+				 struct audit_journal *j);
+void audit_journal_close(struct audit_journal_dev *jd);
 
 struct audit_free_marks;
 

@@ -38,5 +38,13 @@
 #define EXT4_FEATURE_CHKPT_JRNL "chkpt_jrnl"
 #define EXT4_FEATURE_JBD2_ERASE_FIX "jbd2_erase_fix"
 #define EXT4_FEATURE_DIRENT_PACK_WIPE "dirent_pack_wipe"
+/*
+ * A kernel whose journal checkpoint cannot deadlock with a fast commit
+ * (an fsync in jbd2_fc_begin_commit() waiting on the checkpoint's
+ * j_barrier while the checkpoint's commit waits for that fast commit):
+ * mainline, 6.1 and 6.12 have the deadlock. Until a kernel advertises
+ * the fix here, the journal step is not done on a fast_commit filesystem.
+ */
+#define EXT4_FEATURE_FC_CHECKPOINT_FIX "jbd2_fc_checkpoint_fix"
 
 #endif /* FSTRIM_EXT_EXT4_IOCTL_H */

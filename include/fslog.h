@@ -31,11 +31,12 @@ enum fslog_type fslog_type(int fd);
  * BTRFS_IOC_SYNC, which writes out delayed allocations, commits the
  * running transaction and drops the log tree, so that the next FITRIM
  * discards every block the commit freed. On btrfs only discard erases
- * (zeroout is unsupported) and a dry run issues nothing. Returns 0, 1
- * when unsupported (res->unsupported says why), or -errno.
+ * (zeroout is unsupported) and a dry run issues nothing. On ext4, @v
+ * receives the journal's read back (journal_erase()). Returns 0, 1 when
+ * unsupported (res->unsupported says why), or -errno.
  */
 int fslog_journal_step(int fd, enum journal_erase how, bool dry_run,
-		       struct journal_result *res);
+		       struct journal_result *res, struct journal_verify *v);
 
 /*
  * Why the journal step cannot run on @fstype, when the ext4 journal is

@@ -24,11 +24,16 @@ enum journal_unsupported {
 	JOURNAL_NO_JOURNAL, /* ext4 without a journal */
 	JOURNAL_NO_IOCTL, /* kernel older than 5.14 without the patch */
 	JOURNAL_NO_DISCARD, /* journal device cannot discard */
+	JOURNAL_FAST_COMMIT, /* fast_commit, on a kernel whose checkpoint can hang it */
+	JOURNAL_FC_UNKNOWN, /* ... and whether the filesystem has it is unknown */
 };
+
+struct journal_verify;
 
 struct journal_result {
 	enum journal_iface iface;
 	enum journal_unsupported unsupported;
+	int error; /* JOURNAL_FC_UNKNOWN: why the superblock could not be read */
 };
 
 /*
@@ -36,39 +41,48 @@ struct journal_result {
  * blocks. FS_IOC_CHKPT_JRNL is tried first for discard; ENOTTY means
  * the kernel lacks it and EXT4_IOC_CHECKPOINT is used. Zeroout exists
  * only in EXT4_IOC_CHECKPOINT. With @dry_run only the dry runs of the
- * same ioctls are issued. Returns 0, 1 when unsupported (res->unsupported says why),
- * or -errno.
+ * same ioctls are issued. On a fast_commit filesystem nothing is issued
+ * unless the kernel advertises EXT4_FEATURE_FC_CHECKPOINT_FIX.
+ *
+ * With @v, and not @dry_run, the journal is then read back (O_DIRECT):
+ * a block counts as left when it holds data and belongs to no transaction
+ * committed after the erase (what writers committed since is new work,
+ * counted in @v->new_blocks, never a failure). Where blocks are left,
+ * the journal is erased once more with EXT4_IOC_CHECKPOINT ZEROOUT and
+ * read back again; nothing else is tried (no freeze, no write to the
+ * device). @v->state says what was found.
+ *
+ * Returns 0, 1 when unsupported (res->unsupported says why), or -errno:
+ * about the erase; the read back is in @v.
  */
 int journal_erase(int fd, enum journal_erase how, bool dry_run,
-		  struct journal_result *res);
+		  struct journal_result *res, struct journal_verify *v);
 
 /* What reading the journal back after the erase showed. */
 enum journal_verified {
 	JOURNAL_VERIFY_NONE = 0, /* not read back (dry run, step not done) */
-	JOURNAL_VERIFY_ZERO, /* every block outside the live log reads zero */
+	JOURNAL_VERIFY_ZERO, /* every block of the erased transactions reads zero */
 	JOURNAL_VERIFY_ZEROED, /* some held data: erased again, then zero */
-	JOURNAL_VERIFY_DATA_LEFT, /* still data after erasing again */
+	JOURNAL_VERIFY_DATA_LEFT, /* still data after erasing again, or that failed */
 	JOURNAL_VERIFY_UNREAD, /* could not be read back (error says why) */
 };
 
 struct journal_verify {
 	enum journal_verified state;
 	const char *redo; /* how it was erased again, or NULL */
-	uint64_t found; /* blocks with data read back after the erase */
+	uint64_t found; /* blocks of erased transactions read back with data */
 	uint64_t left; /* ... and after erasing again */
+	uint64_t new_blocks; /* blocks of transactions committed after the erase */
 	int error; /* errno of a failed read back or second erase */
 };
 
 /*
- * Read the journal of the filesystem open at @fd back with O_DIRECT after
- * journal_erase(). Where a block outside the live log still holds data
- * (a device that ignores discard), erase again: EXT4_IOC_CHECKPOINT
- * ZEROOUT, then, if data remains, BLKZEROOUT on those blocks while the
- * filesystem is frozen (its journal then is empty), and read back again.
- * Returns 0 when the journal reads zero in the end, -EIO when data is
- * left, or -errno when it could not be read.
+ * Whether journal_erase() returned 1 for a filesystem with an ext4
+ * journal that holds what was deleted: the step was asked for and not
+ * done, a failure whatever --quiet-unsupported says (unlike a filesystem
+ * with no journal, or no ext4 journal, where there is nothing to erase).
  */
-int journal_verify(int fd, struct journal_verify *v);
+bool journal_not_erased(const struct journal_result *res);
 
 const char *journal_verified_name(enum journal_verified state);
 

@@ -122,7 +122,7 @@ static int probe_checkpoint(int fd, __u32 flags)
 	return -errno;
 }
 
-static bool feature_present(const char *name)
+bool audit_ext4_feature(const char *name)
 {
 	char path[PATH_MAX];
 
@@ -137,9 +137,9 @@ static void audit_kernel(int fd, bool ext4, struct audit_kernel *k)
 	if (uname(&uts) == 0)
 		snprintf(k->release, sizeof(k->release), "%s", uts.release);
 	k->wipes_dirents = audit_release_at_least(k->release, 5, 13);
-	k->chkpt_jrnl = feature_present(EXT4_FEATURE_CHKPT_JRNL);
-	k->jbd2_erase_fix = feature_present(EXT4_FEATURE_JBD2_ERASE_FIX);
-	k->dirent_pack_wipe = feature_present(EXT4_FEATURE_DIRENT_PACK_WIPE);
+	k->chkpt_jrnl = audit_ext4_feature(EXT4_FEATURE_CHKPT_JRNL);
+	k->jbd2_erase_fix = audit_ext4_feature(EXT4_FEATURE_JBD2_ERASE_FIX);
+	k->dirent_pack_wipe = audit_ext4_feature(EXT4_FEATURE_DIRENT_PACK_WIPE);
 	if (!ext4) {
 		k->checkpoint = k->checkpoint_discard = k->checkpoint_zeroout = 0;
 		return;
@@ -326,6 +326,38 @@ static size_t tag_bytes(uint32_t incompat)
 	return incompat & JBD2_INCOMPAT_64BIT ? sz : sz - 4;
 }
 
+/*
+ * The next tag of the descriptor block @buf from byte *@off: sets *@fsblk
+ * to the filesystem block whose copy follows, and *@off to the next tag
+ * (past the end after the last). Returns false when there is none.
+ */
+static bool next_tag(const struct journal_layout *jl, const unsigned char *buf,
+		     size_t *off, uint64_t *fsblk)
+{
+	size_t tbytes = tag_bytes(jl->incompat);
+	size_t space =
+		jl->bsize -
+		(jl->incompat & (JBD2_INCOMPAT_CSUM_V2 | JBD2_INCOMPAT_CSUM_V3) ? 4 : 0);
+	const unsigned char *t = buf + *off;
+	uint32_t flags;
+
+	if (*off + tbytes > space)
+		return false;
+	*fsblk = be32(t);
+	if (jl->incompat & JBD2_INCOMPAT_CSUM_V3) {
+		flags = be32(t + 4);
+		*fsblk |= (uint64_t)be32(t + 8) << 32;
+	} else {
+		flags = (uint32_t)t[6] << 8 | t[7];
+		if (jl->incompat & JBD2_INCOMPAT_64BIT)
+			*fsblk |= (uint64_t)be32(t + 8) << 32;
+	}
+	*off += tbytes + (flags & JBD2_FLAG_SAME_UUID ? 0 : 16);
+	if (flags & JBD2_FLAG_LAST_TAG)
+		*off = jl->bsize;
+	return true;
+}
+
 /* Whether @old holds a run of name-like bytes (NAME_FRAGMENT_MIN or more) that @new lacks. */
 static bool has_lost_text(const unsigned char *old, const unsigned char *new, size_t len)
 {
@@ -386,10 +418,6 @@ static int judge_superseded(int dev, const struct journal_layout *jl, ext2_filsy
 static int classify_log(int dev, const struct journal_layout *jl, ext2_filsys fs,
 			unsigned char *cls, unsigned char *buf)
 {
-	size_t tbytes = tag_bytes(jl->incompat);
-	size_t space =
-		jl->bsize -
-		(jl->incompat & (JBD2_INCOMPAT_CSUM_V2 | JBD2_INCOMPAT_CSUM_V3) ? 4 : 0);
 	size_t rsize = jl->incompat & JBD2_INCOMPAT_64BIT ? 8 : 4;
 	struct logged_list logged = { 0 };
 	uint32_t blk = jl->start, seq = jl->sequence, steps = 0, span;
@@ -415,27 +443,13 @@ static int classify_log(int dev, const struct journal_layout *jl, ext2_filsys fs
 		cls[blk] = JBLOCK_LIVE;
 		if (type == JBD2_DESCRIPTOR_BLOCK) {
 			size_t off = JBD2_HDR_SIZE;
+			uint64_t fsblk;
 
-			while (off + tbytes <= space && steps < span && !rc) {
-				const unsigned char *t = buf + off;
-				uint64_t fsblk = be32(t);
-				uint32_t flags;
-
-				if (jl->incompat & JBD2_INCOMPAT_CSUM_V3) {
-					flags = be32(t + 4);
-					fsblk |= (uint64_t)be32(t + 8) << 32;
-				} else {
-					flags = (uint32_t)t[6] << 8 | t[7];
-					if (jl->incompat & JBD2_INCOMPAT_64BIT)
-						fsblk |= (uint64_t)be32(t + 8) << 32;
-				}
+			while (steps < span && !rc && next_tag(jl, buf, &off, &fsblk)) {
 				cls[next] = JBLOCK_LIVE;
 				rc = logged_add(&logged, fsblk, seq, next);
 				next = NEXT(next);
 				steps++;
-				off += tbytes + (flags & JBD2_FLAG_SAME_UUID ? 0 : 16);
-				if (flags & JBD2_FLAG_LAST_TAG)
-					break;
 			}
 		} else if (type == JBD2_COMMIT_BLOCK) {
 			seq++;
@@ -1464,6 +1478,228 @@ int audit_journal_readback(int fd, struct audit_journal *j, struct audit_extents
 	layout_free(&jl);
 	ext2fs_close_free(&fs);
 	audit_result_free(&res);
+	return rc;
+}
+
+/* ---- the journal read back after an erase ------------------------------ */
+
+struct audit_journal_dev {
+	struct journal_layout jl;
+	int dev; /* the journal's device, O_DIRECT */
+	unsigned char *buf; /* one block */
+	bool fast_commit; /* the filesystem has the fast_commit feature */
+};
+
+void audit_journal_close(struct audit_journal_dev *jd)
+{
+	if (!jd)
+		return;
+	if (jd->dev >= 0)
+		close(jd->dev);
+	free(jd->buf);
+	layout_free(&jd->jl);
+	free(jd);
+}
+
+int audit_journal_open(int fd, struct audit_journal_dev **out)
+{
+	struct audit_journal_dev *jd;
+	struct audit_result res = { 0 };
+	ext2_filsys fs = NULL;
+	struct stat st;
+	int rc;
+
+	*out = NULL;
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	jd = calloc(1, sizeof(*jd));
+	if (!jd)
+		return -ENOMEM;
+	jd->dev = -1;
+	audit_describe_device(st.st_dev, &res.data);
+	if (!res.data.path)
+		rc = -ENOENT;
+	else if (ext2fs_open(res.data.path,
+			     EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0,
+			     unix_io_manager, &fs) != 0)
+		rc = -EUCLEAN;
+	else if (!ext2fs_has_feature_journal(fs->super))
+		rc = -ENODEV;
+	else if (fs->super->s_journal_inum == 0 &&
+		 !uuid_is_zero(fs->super->s_journal_uuid))
+		rc = external_layout(fs, &res, &jd->jl);
+	else
+		rc = internal_layout(fs, res.data.path, &jd->jl);
+	if (!rc) {
+		jd->fast_commit = ext2fs_has_feature_fast_commit(fs->super);
+		jd->dev = audit_direct_open(jd->jl.devpath,
+					    jd->jl.bsize > DIRECT_ALIGN ? jd->jl.bsize :
+									  DIRECT_ALIGN,
+					    &jd->buf);
+		rc = jd->dev < 0 ? jd->dev : read_layout_sb(jd->dev, &jd->jl, jd->buf);
+	}
+	if (fs)
+		ext2fs_close_free(&fs);
+	audit_result_free(&res);
+	if (rc) {
+		audit_journal_close(jd);
+		return rc;
+	}
+	*out = jd;
+	return 0;
+}
+
+bool audit_journal_fast_commit(const struct audit_journal_dev *jd)
+{
+	return jd->fast_commit;
+}
+
+int audit_journal_sequence(struct audit_journal_dev *jd, uint32_t *seq)
+{
+	int rc = read_layout_sb(jd->dev, &jd->jl, jd->buf);
+
+	if (!rc)
+		*seq = jd->jl.sequence;
+	return rc;
+}
+
+/* A cheap fingerprint of a block, to tell whether it changed between two reads. */
+static uint64_t block_hash(const unsigned char *p, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL, w;
+	size_t i;
+
+	for (i = 0; i + sizeof(w) <= len; i += sizeof(w)) {
+		memcpy(&w, p + i, sizeof(w));
+		h = (h ^ w) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+/* What one read of the whole journal found, block by block. */
+struct journal_pass {
+	unsigned char *nonzero;
+	unsigned char *explained; /* part of a transaction from @since on */
+	uint64_t *hash;
+};
+
+static void pass_free(struct journal_pass *p)
+{
+	free(p->nonzero);
+	free(p->explained);
+	free(p->hash);
+}
+
+/*
+ * Mark the blocks that a transaction with a sequence from @since on wrote:
+ * its descriptor, commit and revoke blocks, which carry the sequence, and
+ * the copies each of its descriptors announces, which follow it.
+ */
+static void explain_header(const struct journal_layout *jl, const unsigned char *buf,
+			   uint32_t blk, uint32_t since, unsigned char *explained)
+{
+	uint32_t type = be32(buf + JBD2_HDR_TYPE), next = blk;
+	size_t off = JBD2_HDR_SIZE;
+	uint64_t fsblk;
+
+	if (be32(buf) != JBD2_MAGIC ||
+	    (int32_t)(be32(buf + JBD2_HDR_SEQUENCE) - since) < 0 ||
+	    (type != JBD2_DESCRIPTOR_BLOCK && type != JBD2_COMMIT_BLOCK &&
+	     type != JBD2_REVOKE_BLOCK))
+		return;
+	explained[blk] = 1;
+	if (type != JBD2_DESCRIPTOR_BLOCK)
+		return;
+	while (next_tag(jl, buf, &off, &fsblk)) {
+		next = next + 1 >= jl->last ? jl->first : next + 1;
+		if (next == blk)
+			break;
+		explained[next] = 1;
+	}
+}
+
+/* Read the journal from its first log block to its end once, into @p. */
+static int read_pass(struct audit_journal_dev *jd, uint32_t since, unsigned char *big,
+		     struct journal_pass *p)
+{
+	const struct journal_layout *jl = &jd->jl;
+	uint32_t blk, k;
+
+	p->nonzero = calloc(jl->maxlen, 1);
+	p->explained = calloc(jl->maxlen, 1);
+	p->hash = calloc(jl->maxlen, sizeof(*p->hash));
+	if (!p->nonzero || !p->explained || !p->hash)
+		return -ENOMEM;
+	for (blk = jl->first; blk < jl->maxlen;) {
+		uint32_t n = 1;
+		ssize_t got;
+
+		while (blk + n < jl->maxlen && n < READ_CHUNK / jl->bsize &&
+		       jl->phys[blk + n] == jl->phys[blk] + n)
+			n++;
+		got = pread(jd->dev, big, (size_t)n * jl->bsize,
+			    (off_t)(jl->phys[blk] * jl->bsize));
+		if (got != (ssize_t)n * jl->bsize)
+			return got < 0 ? -errno : -EIO;
+		for (k = 0; k < n; k++, blk++) {
+			const unsigned char *b = big + (size_t)k * jl->bsize;
+
+			if (audit_block_is_zero(b, jl->bsize))
+				continue;
+			p->nonzero[blk] = 1;
+			p->hash[blk] = block_hash(b, jl->bsize);
+			/* the fast-commit area has no jbd2 headers: not judged */
+			if (blk >= jl->last)
+				p->explained[blk] = 1;
+			else
+				explain_header(jl, b, blk, since, p->explained);
+		}
+	}
+	return 0;
+}
+
+int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since,
+				 struct audit_journal *j)
+{
+	const struct journal_layout *jl = &jd->jl;
+	struct journal_pass one = { 0 }, two = { 0 };
+	unsigned char *big = NULL;
+	uint64_t unexplained = 0;
+	uint32_t blk;
+	int rc;
+
+	memset(j, 0, sizeof(*j));
+	if (posix_memalign((void **)&big, DIRECT_ALIGN, READ_CHUNK))
+		return -ENOMEM;
+	rc = read_pass(jd, since, big, &one);
+	for (blk = jl->first; !rc && blk < jl->maxlen; blk++)
+		unexplained += one.nonzero[blk] && !one.explained[blk];
+	/*
+	 * A commit in progress during the read can leave a copy read before
+	 * the descriptor that announces it: read again, and count a block
+	 * only when it held the same bytes both times and no transaction
+	 * from @since on explains it either time.
+	 */
+	if (!rc && unexplained)
+		rc = read_pass(jd, since, big, &two);
+	for (blk = jl->first; !rc && blk < jl->maxlen; blk++) {
+		j->blocks++;
+		if (!one.nonzero[blk])
+			continue;
+		j->nonzero_blocks++;
+		if (one.explained[blk] || !two.nonzero || !two.nonzero[blk] ||
+		    two.explained[blk] || two.hash[blk] != one.hash[blk])
+			j->live_blocks++;
+		else
+			j->old_blocks++;
+	}
+	j->block_size = jl->bsize;
+	j->present = j->read = rc == 0;
+	j->error = -rc;
+	pass_free(&one);
+	pass_free(&two);
+	free(big);
 	return rc;
 }
 

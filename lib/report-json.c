@@ -706,9 +706,22 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 						 res->verify.left, res->verify.redo);
 				worst = -EIO;
 			}
-			if (fs->journal_rc == 1 && !reason)
+			if (res->verify.state == JOURNAL_VERIFY_UNREAD) {
+				if (!*error)
+					snprintf(error, sizeof(error),
+						 "journal: not read back: %s",
+						 strerror(res->verify.error));
+				worst = -EIO;
+			}
+			if (fs->journal_rc == 1 && journal_not_erased(&res->journal)) {
+				if (!*error)
+					snprintf(error, sizeof(error), "journal: %s",
+						 report_journal_reason(&res->journal,
+								       fs->fstype));
+				worst = -EOPNOTSUPP;
+			} else if (fs->journal_rc == 1 && !reason) {
 				reason = report_journal_reason(&res->journal, fs->fstype);
-			else if (fs->journal_rc < 0 && !*error)
+			} else if (fs->journal_rc < 0 && !*error)
 				snprintf(error, sizeof(error), "journal checkpoint: %s",
 					 strerror(-fs->journal_rc));
 			if (fs->journal_rc < 0 || (worst >= 0 && fs->journal_rc > worst))

@@ -5,7 +5,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "ext4-ioctl.h"
 #include "fslog.h"
 #include "report.h"
 #include "sizes.h"
@@ -36,6 +38,13 @@ static const char *verify_text(const struct journal_verify *v)
 		return buf;
 	case JOURNAL_VERIFY_UNREAD:
 		return "; not read back";
+	case JOURNAL_VERIFY_ZERO:
+		if (!v->new_blocks)
+			return "";
+		/* writers' new transactions, not what the erase was to remove */
+		snprintf(buf, sizeof(buf), "; %" PRIu64 " journal blocks committed since",
+			 v->new_blocks);
+		return buf;
 	default:
 		return "";
 	}
@@ -119,7 +128,7 @@ char *report_line(const struct fs_result *res, bool verbose)
 
 const char *report_journal_reason(const struct journal_result *jr, const char *fstype)
 {
-	static char buf[128];
+	static char buf[256];
 
 	switch (jr->unsupported) {
 	case JOURNAL_NOT_EXT4:
@@ -136,6 +145,16 @@ const char *report_journal_reason(const struct journal_result *jr, const char *f
 	case JOURNAL_NO_DISCARD:
 		return "the journal device does not support discard "
 		       "(try --journal-erase=zeroout)";
+	case JOURNAL_FAST_COMMIT:
+		return "the filesystem has fast_commit, and on this kernel a journal "
+		       "checkpoint can deadlock with an fsync (no " EXT4_FEATURES_DIR
+		       "/" EXT4_FEATURE_FC_CHECKPOINT_FIX ")";
+	case JOURNAL_FC_UNKNOWN:
+		snprintf(buf, sizeof(buf),
+			 "cannot read the superblock to rule out fast_commit, whose "
+			 "checkpoint can deadlock on this kernel: %s",
+			 strerror(jr->error));
+		return buf;
 	default:
 		return "unknown reason";
 	}
