@@ -51,8 +51,8 @@ run_under_load() {
 		seen=$(writer_wait_past "$seen")
 		run --separate-stderr "$FSTRIM_EXT" -v --journal --journal-erase="$erase" "$MNT"
 		# the one failure a writer that deletes may cause: contents of
-		# its deleted files read back in free space (only_remnants_left)
-		if [[ $status -eq 1 ]] && only_remnants_left "$MNT" "$stderr"; then
+		# its deleted files held in a preallocation (only_remnants_left)
+		if [[ $status -eq 1 ]] && only_remnants_left "$MNT" "$stderr" "${2:-}"; then
 			remnant_runs=$((remnant_runs + 1))
 		elif [[ $status -ne 0 ]]; then
 			writer_stop
@@ -70,6 +70,9 @@ run_under_load() {
 	kept=$(grep -c . "$manifest" || true)
 	((during >= SAFETY_RUNS)) ||
 		fail "the writer did too little during the runs: $during files ($written in all)"
+	# a truthful failure now and then, not a run that fails every time
+	((remnant_runs * 5 <= SAFETY_RUNS)) ||
+		fail "$remnant_runs of $SAFETY_RUNS runs failed for deleted data left in free space"
 
 	# what the page cache says, then what the device says
 	verify_manifest "$manifest"
@@ -97,4 +100,20 @@ run_under_load() {
 # bats test_tags=root
 @test "data=journal, discard, under a writer: fsynced files intact, e2fsck clean" {
 	SAFETY_RUNS=$(((SAFETY_RUNS + 1) / 2)) run_under_load discard data=journal
+}
+
+# What the runs above may forgive, and what they may not.
+@test "only_remnants_left forgives a preallocation's leftovers, not a device that erases" {
+	local held="fstrim-ext: /m: 3 free blocks that FITRIM cannot reach still hold data of deleted files: 3 held by the allocator (preallocated, until used or the filesystem is unmounted), 0 in free extents shorter than the discard granularity"
+	local short="fstrim-ext: /m: 3 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 3 in free extents shorter than the discard granularity"
+	local device="fstrim-ext: /m: the device did not erase what FITRIM discarded: 3 free blocks still hold data after a second discard (1 MiB read back)"
+	local warn="fstrim-ext: /m: warning: the kernel lacks the directory-pack fix; names of deleted files may remain inside live directory blocks"
+
+	only_remnants_left /m "$warn"$'\n'"$held"
+	! only_remnants_left /m "$warn" || fail "a warning alone is not a failure to forgive"
+	! only_remnants_left /m "$short" || fail "forgave short extents on 4 KiB blocks"
+	! only_remnants_left /m "$device" || fail "forgave a device that erases"
+	only_remnants_left /m "$device" data=journal
+	! only_remnants_left /m "$held"$'\n'"fstrim-ext: /m: journal checkpoint failed: Input/output error" ||
+		fail "forgave another failure beside it"
 }

@@ -65,7 +65,8 @@ crash)
 		cat /run/crash/stderr >> "$CRASH_RUNDIR/tool.log"
 		# the writer's deleted files read back in free space fail a run
 		# truthfully (only_remnants_left): logged as such
-		if ((rc == 1)) && only_remnants_left "$mnt" "$(cat /run/crash/stderr)"; then
+		if ((rc == 1)) && only_remnants_left "$mnt" "$(cat /run/crash/stderr)" \
+			"$CRASH_MOUNT_OPTS"; then
 			rc=remnants
 		fi
 		echo "done $n $rc" >> "$CRASH_RUNDIR/runs.log"
