@@ -27,6 +27,7 @@
 #include "audit.h"
 #include "caps.h"
 #include "compat.h"
+#include "ext4-ioctl.h"
 #include "fslog.h"
 #include "journal.h"
 #include "mounts.h"
@@ -388,9 +389,7 @@ static void report_not_done(const struct fstrim_control *ctl, const char *path,
 /*
  * Say what the steps could not remove, as far as the kernel shows it:
  * free space in chunks below the discard granularity, which FITRIM
- * skips, measured; and, with --verbose, that on kernels without the
- * directory-pack fix deleted names may remain inside live directory
- * blocks, which is true of every such kernel and so not said each run.
+ * skips, measured.
  */
 static void warn_remnants(const struct fstrim_control *ctl, int fd, const char *path)
 {
@@ -408,11 +407,37 @@ static void warn_remnants(const struct fstrim_control *ctl, int fd, const char *
 		     "than the discard granularity (%s) and was not discarded",
 		     path, size_to_human(rem.small_free_bytes, size, sizeof(size)),
 		     size_to_human(rem.discard_granularity, gran, sizeof(gran)));
-	if (ctl->verbose && remnants_names_may_remain(&rem))
+}
+
+/*
+ * Names of deleted files can stay inside live directory blocks, where
+ * no discard reaches (a kernel without the directory-pack fix leaves
+ * the old copies that an htree leaf split moves): read every directory
+ * back, as --audit does, and fail the filesystem on what is found.
+ */
+static void check_names(const struct fstrim_control *ctl, int fd, const char *path,
+			struct fs_result *res)
+{
+	const struct audit_dirents *d = &res->names_check;
+	int rc;
+
+	res->names_checked = true;
+	rc = audit_dirents_fd(fd, &res->names_check);
+	if (rc) {
+		res->names_check.error = -rc;
+		note(ctl, "%s: the directories could not be read back: %s", path,
+		     strerror(-rc));
+	} else if (d->removed_names) {
 		note(ctl,
-		     "%s: warning: the kernel lacks the directory-pack fix; names "
-		     "of deleted files may remain inside live directory blocks",
-		     path);
+		     "%s: %" PRIu64 " names of deleted files remain in live blocks of "
+		     "%zu %s (first: %s)%s",
+		     path, d->removed_names, d->ndirs,
+		     d->ndirs == 1 ? "directory" : "directories",
+		     d->ndirs ? d->dirs[0].path : "?",
+		     audit_ext4_feature(EXT4_FEATURE_DIRENT_PACK_WIPE) ?
+			     "" :
+			     "; the kernel lacks the directory-pack fix");
+	}
 }
 
 /*
@@ -619,8 +644,10 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 							  strerror(-res.retrim_rc));
 			/* the audit says all of it, and more */
 			if (!ctl->dryrun && !ctl->audit &&
-			    res.journal.iface != JOURNAL_IFACE_BTRFS_SYNC)
+			    res.journal.iface != JOURNAL_IFACE_BTRFS_SYNC) {
 				warn_remnants(ctl, fd, path);
+				check_names(ctl, fd, path, &res);
+			}
 		} else if (journal_rc == 1 && journal_not_erased(&res.journal)) {
 			/* a journal to erase that was not: never quiet */
 			note(ctl, "%s: journal step not done: %s", path,
@@ -638,7 +665,8 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 		rc = worse(rc, -EOPNOTSUPP);
 	if (res.verify.state == JOURNAL_VERIFY_DATA_LEFT ||
 	    res.verify.state == JOURNAL_VERIFY_UNREAD || report_discarded_left(&res) ||
-	    report_unreached_left(&res))
+	    report_unreached_left(&res) || report_names_left(&res) ||
+	    (res.names_checked && res.names_check.error))
 		rc = worse(rc, -EIO);
 
 	if (ctl->audit) {
@@ -658,6 +686,7 @@ out:
 	jf.trim_rc = trim_rc;
 	jf.journal_rc = journal_rc;
 	report_fs(ctl, &res, &jf);
+	audit_dirents_free(&res.names_check);
 	audit_result_free(&audit);
 	audit_free_marks_free(unreached);
 	return rc;

@@ -108,6 +108,14 @@ struct audit_result {
 	int free_error; /* 0, or the errno of the free-space check */
 };
 
+/*
+ * Read every directory of the ext4 filesystem open at @fd, as the audit
+ * does, for names of removed entries left in live directory blocks.
+ * Returns 0 with @d filled (free it with audit_dirents_free()) or -errno.
+ */
+int audit_dirents_fd(int fd, struct audit_dirents *d);
+void audit_dirents_free(struct audit_dirents *d);
+
 /* Whether the kernel advertises @name in /sys/fs/ext4/features. */
 bool audit_ext4_feature(const char *name);
 

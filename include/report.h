@@ -34,6 +34,9 @@ struct fs_result {
 	struct audit_free trim_check;
 	/* free blocks FITRIM cannot reach, read before the trims and after */
 	struct audit_free unreached_check;
+	/* ext4's directories read back after the journal step */
+	bool names_checked;
+	struct audit_dirents names_check;
 };
 
 /*
@@ -52,6 +55,13 @@ const char *report_journal_reason(const struct journal_result *jr, const char *f
  */
 uint64_t report_discarded_left(const struct fs_result *res);
 uint64_t report_unreached_left(const struct fs_result *res);
+
+/*
+ * Names of deleted files read back in live directory blocks after the
+ * journal step, when the directories were read, else 0. Fails the
+ * filesystem too.
+ */
+uint64_t report_names_left(const struct fs_result *res);
 
 /* Status of -a/-A/-I from the number of filesystems tried and failed. */
 int report_all_status(unsigned int tried, unsigned int failed);

@@ -2070,13 +2070,45 @@ bool audit_incomplete(const struct audit_result *res)
 	       !res->free.read;
 }
 
-void audit_result_free(struct audit_result *res)
+int audit_dirents_fd(int fd, struct audit_dirents *d)
+{
+	struct audit_device dev = { 0 };
+	ext2_filsys fs = NULL;
+	struct stat st;
+	errcode_t err;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	audit_describe_device(st.st_dev, &dev);
+	if (!dev.path)
+		return -ENOENT;
+	err = ext2fs_open(dev.path, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0,
+			  unix_io_manager, &fs);
+	free(dev.path);
+	if (err)
+		return err < 4096 ? -(int)err : -EUCLEAN;
+	rc = audit_dirents(fs, d);
+	d->error = -rc;
+	ext2fs_close_free(&fs);
+	return rc;
+}
+
+void audit_dirents_free(struct audit_dirents *d)
 {
 	size_t i;
 
-	for (i = 0; i < res->dirents.ndirs; i++)
-		free(res->dirents.dirs[i].path);
-	free(res->dirents.dirs);
+	for (i = 0; i < d->ndirs; i++)
+		free(d->dirs[i].path);
+	free(d->dirs);
+	d->dirs = NULL;
+	d->ndirs = 0;
+}
+
+void audit_result_free(struct audit_result *res)
+{
+	audit_dirents_free(&res->dirents);
 	free(res->data.path);
 	free(res->journal_dev.path);
 	memset(res, 0, sizeof(*res));

@@ -726,6 +726,20 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 					 strerror(-fs->journal_rc));
 			if (fs->journal_rc < 0 || (worst >= 0 && fs->journal_rc > worst))
 				worst = fs->journal_rc;
+			if (res->names_checked && res->names_check.error) {
+				if (!*error)
+					snprintf(error, sizeof(error),
+						 "directories: not read back: %s",
+						 strerror(res->names_check.error));
+				worst = -EIO;
+			} else if (report_names_left(res)) {
+				if (!*error)
+					snprintf(error, sizeof(error),
+						 "directories: %" PRIu64
+						 " names of deleted files remain",
+						 report_names_left(res));
+				worst = -EIO;
+			}
 			if (res->retrim_rc < 0 && !*error)
 				snprintf(error, sizeof(error),
 					 "FITRIM after the journal checkpoint: %s",

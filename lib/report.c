@@ -108,6 +108,11 @@ char *report_line(const struct fs_result *res, bool verbose)
 			 ", but %" PRIu64
 			 " free blocks FITRIM cannot reach still hold data",
 			 report_unreached_left(res));
+	else if (report_names_left(res))
+		snprintf(kept, sizeof(kept),
+			 ", but %" PRIu64
+			 " names of deleted files remain in directory blocks",
+			 report_names_left(res));
 
 	if (res->trim_stopped)
 		snprintf(stopped, sizeof(stopped), ", interrupted at %s of %s",
@@ -171,6 +176,13 @@ uint64_t report_unreached_left(const struct fs_result *res)
 {
 	return res->trim_checked && res->unreached_check.read ?
 		       res->unreached_check.nonzero_blocks :
+		       0;
+}
+
+uint64_t report_names_left(const struct fs_result *res)
+{
+	return res->names_checked && !res->names_check.error ?
+		       res->names_check.removed_names :
 		       0;
 }
 
