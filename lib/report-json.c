@@ -747,9 +747,18 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 			if (res->retrim_rc < 0)
 				worst = res->retrim_rc;
 		}
+		/* a filesystem the audit did not examine in full is never clean */
+		if (fs->audit && (fs->audit_rc != 0 || audit_incomplete(fs->audit))) {
+			if (!*error)
+				snprintf(error, sizeof(error),
+					 "audit: not examined in full");
+			worst = -EIO;
+		}
 		status = worst < 0 ? "failed" : worst == 1 ? "unsupported" : "ok";
 		if (res->trim_stopped && worst >= 0)
 			status = "interrupted";
+		else if (worst == 0 && fs->audit && audit_found_remnants(fs->audit))
+			status = "found";
 		if (fs->error) {
 			status = "failed";
 			if (!*error)

@@ -80,6 +80,8 @@ count_device() {
 	jq -e . <<<"$output" >/dev/null || fail "not JSON: $output"
 	assert_equal "$(jq -r '.filesystems[0].audit' <<<"$output")" "done"
 	assert_equal "$(jq -r '.filesystems[0].audit_found' <<<"$output")" true
+	# the filesystem's status says what the document's status says
+	assert_equal "$(jq -r '.filesystems[0].status' <<<"$output")" found
 	assert_equal "$(jq -r '.filesystems[0].audit_journal_external' <<<"$output")" false
 	assert_equal "$(jq -r '.filesystems[0].audit_journal_device' <<<"$output")" "$LOOPDEV"
 	(($(jq -r '.filesystems[0].audit_journal_nonzero_blocks' <<<"$output") > 0)) ||
@@ -234,6 +236,12 @@ count_device() {
 	printf '%s %s ext4 defaults 0 0\n' "$LOOPDEV" "$MNT" >>"$tab"
 	run -64 "$FSTRIM_EXT" --audit -I "$tab"
 	assert_line --regexp "^$MNT: audit: nothing found; "
+	# --json: the xfs filesystem failed, the ext4 is ok
+	run -64 --separate-stderr "$FSTRIM_EXT" --audit --json -I "$tab"
+	assert_equal "$(jq -r '.filesystems[] | select(.fstype == "xfs") | .status' <<<"$output")" failed
+	assert_equal "$(jq -r '.filesystems[] | select(.fstype == "xfs") | .error' <<<"$output")" \
+		"audit: not examined in full"
+	assert_equal "$(jq -r '.filesystems[] | select(.fstype == "ext4") | .status' <<<"$output")" ok
 }
 
 # bats test_tags=root
