@@ -868,6 +868,20 @@ static int report_skipped(const struct fstrim_control *ctl, const struct fs_skip
 		report_not_done(ctl, sk->target, sk->source, sk->fstype, NULL, error);
 		return -sk->error;
 	}
+	/*
+	 * A filesystem seen only through a bind of one of its directories:
+	 * the journal step needs its root, so it is not trimmed. Said
+	 * without --verbose, and a failure when its journal was to be erased.
+	 */
+	if (sk->only_subdir) {
+		note(ctl, "%s: not trimmed: %s, and %s is mounted nowhere at its root",
+		     sk->target, sk->reason, sk->source ? sk->source : "its filesystem");
+		if (!ctl->journal)
+			return 0;
+		snprintf(error, sizeof(error), "not trimmed: %s", sk->reason);
+		report_not_done(ctl, sk->target, sk->source, sk->fstype, NULL, error);
+		return -EXDEV;
+	}
 	if (ctl->json)
 		report_fs(ctl, &res, &jf);
 	else if (ctl->verbose)

@@ -23,6 +23,11 @@ struct fs_skipped {
 	char *fstype;
 	char *reason; /* why it was not chosen, for "TARGET: skipped: REASON" */
 	int error; /* an errno when it could not be looked at (a failure), else 0 */
+	/*
+	 * the filesystem is mounted only through binds of a directory of it
+	 * (a chroot, a container): nothing chosen reaches it
+	 */
+	bool only_subdir;
 };
 
 struct fs_list {

@@ -354,6 +354,7 @@ struct candidate {
 	dev_t source_dev; /* of the source; 0 when not a block device */
 	bool discard_ok; /* the source can discard */
 	bool ro_dev; /* the source is a read-only device */
+	bool subdir_bind; /* dropped: shows a directory, not the root */
 };
 
 struct selection {
@@ -365,6 +366,7 @@ struct selection {
 	size_t live_count;
 	struct libmnt_cache *cache;
 	bool is_fstab;
+	bool table_ids; /* the table's mount IDs are this namespace's */
 	const char *types;
 	bool need_discard;
 	bool need_writable;
@@ -519,6 +521,37 @@ static struct libmnt_fs *live_find(const struct selection *sel, int id)
 	return NULL;
 }
 
+/*
+ * Whether the mount IDs of the table @file are this mount namespace's:
+ * only /proc/PID/mountinfo of a process that shares it. A copy, or the
+ * table of another namespace (a container's /proc/1/mountinfo), numbers
+ * its mounts in a way that means nothing here: then the target's path
+ * decides which mount is meant, as it does for fstrim.
+ */
+static bool ids_of_this_namespace(const char *file)
+{
+	char *real = realpath(file, NULL), link[64], ns[PATH_MAX], self[PATH_MAX];
+	unsigned int pid, tid;
+	int end = 0;
+	ssize_t a, b;
+
+	if (!real)
+		return false;
+	if (sscanf(real, "/proc/%u/mountinfo%n", &pid, &end) != 1 || real[end])
+		end = 0;
+	if (!end &&
+	    (sscanf(real, "/proc/%u/task/%u/mountinfo%n", &pid, &tid, &end) != 2 ||
+	     real[end]))
+		end = 0;
+	free(real);
+	if (!end)
+		return false;
+	snprintf(link, sizeof(link), "/proc/%u/ns/mnt", pid);
+	a = readlink(link, ns, sizeof(ns) - 1);
+	b = readlink("/proc/self/ns/mnt", self, sizeof(self) - 1);
+	return a > 0 && a == b && !memcmp(ns, self, (size_t)a);
+}
+
 static int index_live(struct selection *sel, const char *file, const char *mountinfo)
 {
 	struct libmnt_iter *itr;
@@ -528,6 +561,7 @@ static int index_live(struct selection *sel, const char *file, const char *mount
 
 	if (!mountinfo)
 		mountinfo = PATH_MOUNTINFO;
+	sel->table_ids = ids_of_this_namespace(file) || paths_equal(file, mountinfo);
 	if (paths_equal(file, mountinfo)) {
 		/* the table being trimmed is the live one: read it once */
 		mnt_ref_table(sel->tab);
@@ -626,13 +660,15 @@ static bool live_usable(struct selection *sel, struct candidate *c)
 	live = live_find(sel, id);
 	if (!live || !mnt_fs_streq_target(live, c->mountpoint))
 		return drop(c, 0, "not mounted");
-	if (table_id > 0 && table_id != id)
+	if (sel->table_ids && table_id > 0 && table_id != id)
 		return drop(c, 0, "overmounted by another mount");
 	if (mnt_fs_match_fstype(live, "autofs"))
 		return drop(c, 0, "an automount point, not mounted now");
-	if (!is_filesystem_root(live, c->mountpoint))
+	if (!is_filesystem_root(live, c->mountpoint)) {
+		c->subdir_bind = true;
 		return drop(c, 0, "bind mount of %s, not the root of its filesystem",
 			    mnt_fs_get_root(live));
+	}
 	if (!is_same_device(live, c))
 		return drop(c, 0, "%s is mounted there, not %s",
 			    mnt_fs_get_source(live) ? mnt_fs_get_source(live) :
@@ -763,6 +799,7 @@ static int collect_skipped(struct selection *sel, struct fs_list *list)
 		sk->fstype = strdup(fstype ? fstype : "");
 		sk->reason = strdup(c->reason ? c->reason : "not usable");
 		sk->error = c->error;
+		sk->only_subdir = c->subdir_bind;
 		list->nskipped = ++n;
 		if (!sk->target || !sk->fstype || !sk->reason || (src && !sk->source))
 			return -ENOMEM;
@@ -853,6 +890,9 @@ static int select_per_device(struct selection *sel)
 			else if (is_usable(sel, c))
 				found = c;
 		}
+		/* a view of a directory matters only where it is the only one */
+		for (k = i; found && k < j; k++)
+			idx[k]->subdir_bind = false;
 	}
 	free(idx);
 	return 0;

@@ -326,3 +326,63 @@ fstrim-ext: cannot open $r: Permission denied"
 		-c '"$0" -n -I "$1"' "$FSTRIM_EXT" "$BATS_TEST_TMPDIR/unreadable:$TAB"
 	assert_equal "$stderr" "fstrim-ext: failed to parse $BATS_TEST_TMPDIR/unreadable: Permission denied"
 }
+
+# The mount table of another mount namespace (a container's
+# /proc/PID/mountinfo, or a copy of it) numbers its mounts its own way:
+# its mount IDs must not decide what is overmounted here, or every entry
+# is dropped. The paths decide, as for fstrim, which chooses the same.
+# bats test_tags=root
+@test "-I: a mountinfo of another mount namespace chooses as fstrim does" {
+	local ns_pid ours theirs
+	make_loop_fs ext4 64 -b 4096
+	unshare -m --propagation private sleep 120 &
+	ns_pid=$!
+	ours=$(readlink /proc/self/ns/mnt)
+	for ((i = 0; i < 200; i++)); do
+		theirs=$(readlink "/proc/$ns_pid/ns/mnt" 2>/dev/null) || break
+		[[ $theirs != "$ours" ]] && break
+		sleep 0.05
+	done
+	[[ -n $theirs && $theirs != "$ours" ]] || fail "no mount namespace of its own"
+	grep -F " $MNT " "/proc/$ns_pid/mountinfo" >"$TAB" || fail "the namespace lacks $MNT"
+	kill "$ns_pid"
+	wait "$ns_pid" 2>/dev/null || true
+	# its mount ID is not this namespace's
+	[[ $(cut -d' ' -f1 "$TAB") != $(findmnt -n -o ID --mountpoint "$MNT") ]] ||
+		fail "the same mount ID: the case is not tested"
+
+	run -0 --separate-stderr fstrim -n -v -I "$TAB"
+	local want=$output
+	assert_equal "$want" "$MNT: 0 B (dry run) trimmed on $LOOPDEV"
+	run -0 --separate-stderr "$FSTRIM_EXT" -n -v -I "$TAB"
+	assert_equal "$output" "$want"
+}
+
+# A filesystem mounted only through binds of one of its directories (a
+# chroot, a container's volume) is not trimmed: the journal step needs
+# the filesystem's root. fstrim trims it; fstrim-ext names it, always,
+# and with --journal counts it as not done.
+# bats test_tags=root
+@test "-I: a filesystem seen only through a bind of a subdirectory is named, and fails --journal" {
+	local b="$BATS_TEST_TMPDIR/view"
+	make_loop_fs ext4 64 -b 4096
+	mkdir "$MNT/sub" "$b"
+	track_mount --bind "$MNT/sub" "$b"
+	umount "$MNT"
+	printf '%s %s ext4 defaults 0 0\n' "$LOOPDEV" "$b" >"$TAB"
+	local why="fstrim-ext: $b: not trimmed: bind mount of /sub, not the root of its filesystem, and $LOOPDEV is mounted nowhere at its root"
+
+	run -0 --separate-stderr "$FSTRIM_EXT" -I "$TAB"
+	assert_equal "$stderr" "$why"
+	assert_equal "$output" ""
+	run -32 --separate-stderr "$FSTRIM_EXT" --journal -I "$TAB"
+	assert_equal "$stderr" "$why"
+	run -32 --separate-stderr "$FSTRIM_EXT" --journal --json -I "$TAB"
+	assert_equal "$(jq -r '.filesystems[0].status' <<<"$output")" failed
+
+	# where its root is mounted too, the view is only a duplicate: quiet
+	mount "$LOOPDEV" "$MNT"
+	printf '%s %s ext4 defaults 0 0\n' "$LOOPDEV" "$MNT" >>"$TAB"
+	run -0 --separate-stderr "$FSTRIM_EXT" --journal -I "$TAB"
+	assert_equal "$stderr" ""
+}
