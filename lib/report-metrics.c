@@ -277,14 +277,15 @@ static uint64_t previous_success(const char *line, const char *mountpoint)
 	end = skip_quoted(p);
 	if (!end || (size_t)(end - p) != len + 2 || strncmp(p + 1, mountpoint, len))
 		return 0;
-	for (p = end; *p == ','; p = skip_quoted(p + 1)) {
+	for (p = end; *p == ',';) {
 		p += 1 + strcspn(p + 1, "=\",{} ");
 		if (*p != '=')
 			return 0;
-		if (!skip_quoted(p + 1))
+		p = skip_quoted(p + 1);
+		if (!p)
 			return 0;
 	}
-	if (!p || *p++ != '}' || *p++ != ' ' || *p < '0' || *p > '9')
+	if (*p++ != '}' || *p++ != ' ' || *p < '0' || *p > '9')
 		return 0;
 	errno = 0;
 	value = strtoull(p, &num_end, 10);
