@@ -76,6 +76,37 @@ _journal_fs() {
 }
 
 # bats test_tags=root
+@test "real systemd: the service writes node_exporter's textfile when a drop-in sets FSTRIM_EXT_METRICS" {
+	local dir=/var/lib/prometheus/node-exporter
+	nspawn_setup --overlay
+	_journal_fs
+	nspawn_units fstrim-ext.service
+	mapfile -t binds < <(nspawn_unit_binds)
+	nspawn_boot "${binds[@]}" --bind="$LOOPDEV" --bind-ro="$FSTAB:/etc/fstab"
+	container mkdir -p /srv/data
+	container mount "$LOOPDEV" /srv/data
+	# without the directory (the overlay hides it; rmdir never empties one)
+	# the sandbox still sets up: ReadWritePaths=-
+	container mkdir -p "$dir"
+	container rmdir "$dir"
+	run container systemctl start fstrim-ext.service
+	assert_success
+	nspawn_dropin fstrim-ext.service metrics.conf '[Service]' \
+		"Environment=FSTRIM_EXT_METRICS=--metrics=$dir/fstrim-ext.prom"
+	container mkdir -p "$dir"
+	container systemctl daemon-reload
+	run container systemctl start fstrim-ext.service
+	assert_success
+	run container cat "$dir/fstrim-ext.prom"
+	assert_line "fstrim_ext_filesystem_ok{mountpoint=\"/srv/data\",device=\"$LOOPDEV\",fstype=\"ext4\"} 1"
+	assert_line "fstrim_ext_journal_erased{mountpoint=\"/srv/data\",device=\"$LOOPDEV\",fstype=\"ext4\"} 1"
+	assert_line 'fstrim_ext_exit_status 0'
+	# readable by node_exporter's user despite the unit's UMask=0077
+	run container stat -c %a "$dir/fstrim-ext.prom"
+	assert_output 644
+}
+
+# bats test_tags=root
 @test "real systemd: in the service's sandbox a write to a block device is refused" {
 	nspawn_setup
 	# a scratch device: the probe must not land on a filesystem
