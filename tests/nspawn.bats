@@ -51,17 +51,24 @@ _journal_fs() {
 	echo "$LOOPDEV /srv/data ext4 defaults 0 0" >"$FSTAB"
 }
 
-# bats test_tags=root
-@test "real systemd: the service erases the journal of a filesystem from fstab" {
-	local rundir_before
-	rundir_before=$(ls -d /run/systemd/nspawn 2>/dev/null || :)
-	nspawn_setup
+# _boot_with_journal_fs [--overlay]: the container booted with the units
+# of fstrim-ext.service (bound, so NSPAWN_UNITS takes drop-ins), the
+# filesystem of _journal_fs mounted on /srv/data inside.
+_boot_with_journal_fs() {
+	nspawn_setup "$@"
 	_journal_fs
 	nspawn_units fstrim-ext.service
 	mapfile -t binds < <(nspawn_unit_binds)
 	nspawn_boot "${binds[@]}" --bind="$LOOPDEV" --bind-ro="$FSTAB:/etc/fstab"
 	container mkdir -p /srv/data
 	container mount "$LOOPDEV" /srv/data
+}
+
+# bats test_tags=root
+@test "real systemd: the service erases the journal of a filesystem from fstab" {
+	local rundir_before
+	rundir_before=$(ls -d /run/systemd/nspawn 2>/dev/null || :)
+	_boot_with_journal_fs
 	run container systemctl start fstrim-ext.service
 	assert_success
 	run container journalctl -b -o cat -u fstrim-ext.service
@@ -78,13 +85,7 @@ _journal_fs() {
 # bats test_tags=root
 @test "real systemd: the service writes node_exporter's textfile when a drop-in sets FSTRIM_EXT_METRICS" {
 	local dir=/var/lib/prometheus/node-exporter
-	nspawn_setup --overlay
-	_journal_fs
-	nspawn_units fstrim-ext.service
-	mapfile -t binds < <(nspawn_unit_binds)
-	nspawn_boot "${binds[@]}" --bind="$LOOPDEV" --bind-ro="$FSTAB:/etc/fstab"
-	container mkdir -p /srv/data
-	container mount "$LOOPDEV" /srv/data
+	_boot_with_journal_fs --overlay
 	# without the directory (the overlay hides it; rmdir never empties one)
 	# the sandbox still sets up: ReadWritePaths=-
 	container mkdir -p "$dir"
