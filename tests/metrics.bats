@@ -125,6 +125,39 @@ assert_valid_file() {
 }
 
 # bats test_tags=root
+@test "--metrics with -I: a series for each chosen filesystem, none for an entry not chosen" {
+	require_root
+	require_cmd jq
+	local table="$BATS_TEST_TMPDIR/fstab" i
+	local -a mnt dev
+	for i in 0 1 2; do
+		make_loop_fs ext4 64 -b 4096
+		mnt[i]=$MNT
+		dev[i]=$LOOPDEV
+		echo "$LOOPDEV $MNT ext4 defaults 0 0" >>"$table"
+	done
+	disable_discard "${dev[2]}"
+	run -0 "$FSTRIM_EXT" -v -I "$table" --metrics "$PROM"
+	assert_line "${mnt[2]}: skipped: the device cannot discard"
+	assert_valid_file
+	for i in 0 1; do
+		assert_equal "$(metric fstrim_ext_filesystem_ok \
+			"{mountpoint=\"${mnt[i]}\",device=\"${dev[i]}\",fstype=\"ext4\"}")" 1
+	done
+	assert_equal "$(metric fstrim_ext_last_run_timestamp_seconds | wc -l)" 2
+	run grep -c "mountpoint=\"${mnt[2]}\"" "$PROM"
+	assert_output 0
+	# with --json too, which lists the entry not chosen
+	run -0 "$FSTRIM_EXT" -J -I "$table" --metrics "$PROM"
+	assert_equal "$(jq -r '.filesystems[] | select(.status == "skipped") | .target' \
+		<<<"$output")" "${mnt[2]}"
+	assert_valid_file
+	run grep -c "mountpoint=\"${mnt[2]}\"" "$PROM"
+	assert_output 0
+	assert_equal "$(metric fstrim_ext_filesystem_ok | xargs)" '1 1'
+}
+
+# bats test_tags=root
 @test "--metrics: a file that cannot be written is one message and fails a run that did not fail" {
 	require_root
 	make_loop_fs ext4 64 -b 4096
