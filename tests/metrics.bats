@@ -212,9 +212,10 @@ print(s.getsockname()[1])'
 
 # Start node_exporter with only the textfile collector, reading PROM_DIR,
 # and scrape it once it answers: SCRAPE holds what it served. Bounded: a
-# port taken meanwhile is tried again with another, a wait is cut off.
+# port taken meanwhile is tried again with another (3 times), a wait ends
+# after 30 s.
 _scrape_node_exporter() {
-	local i log="$BATS_TEST_TMPDIR/node-exporter.log"
+	local deadline log="$BATS_TEST_TMPDIR/node-exporter.log"
 	SCRAPE="$BATS_TEST_TMPDIR/scrape.txt"
 	for _ in 1 2 3; do
 		PORT=$(_free_port)
@@ -222,7 +223,8 @@ _scrape_node_exporter() {
 			--collector.textfile.directory="$PROM_DIR" \
 			--web.listen-address="127.0.0.1:$PORT" >"$log" 2>&1 3>&- &
 		NODE_PID=$!
-		for ((i = 0; i < 300; i++)); do
+		deadline=$((SECONDS + 30))
+		while ((SECONDS < deadline)); do
 			if curl -sf --max-time 5 -o "$SCRAPE" "http://127.0.0.1:$PORT/metrics"; then
 				return 0
 			fi
