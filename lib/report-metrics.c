@@ -500,7 +500,10 @@ static const char made_up_text[] =
 
 int main(void)
 {
-	struct report_metrics *rm;
+	struct report_metrics *rm, *rm2;
+	struct audit_result a = { 0 };
+	struct fs_result r;
+	struct report_json_fs f;
 	char dir[] = "/tmp/test-report-metrics.XXXXXX", file[64], tmp_left[128];
 	char *text, *p;
 	char previous[] = "fstrim_ext_last_success_timestamp_seconds{mountpoint="
@@ -510,7 +513,7 @@ int main(void)
 	struct stat st;
 	FILE *prev;
 
-	printf("1..17\n");
+	printf("1..19\n");
 	check_label("/mnt", "/mnt");
 	check_label("/mnt/a \"b\" \\c\nd", "/mnt/a \\\"b\\\" \\\\c\\nd");
 	/* not UTF-8: \xNN as in --json, its backslash escaped again */
@@ -555,6 +558,36 @@ int main(void)
 			       "\"/home/user\",device=\"\"} 12x\n",
 			       "/home/user") == 0,
 	      "a line not of this layout is not a last success");
+
+	/* a dry run is ok, but no success; the audit's counts where it looked */
+	rm2 = report_metrics_new();
+	a.ext4 = a.journal.present = a.journal.read = a.free.read = true;
+	a.journal.old_blocks = 20;
+	r = (struct fs_result){ .path = "/srv", .dry_run = true, .trim_done = true };
+	f = (struct report_json_fs){ .fstype = "ext4", .audit = &a };
+	report_metrics_add(rm2, &r, &f, 1700000002);
+	text = printed(rm2, 2);
+	check(text &&
+		      strstr(text,
+			     "fstrim_ext_filesystem_ok{mountpoint=\"/srv\",device=\"\","
+			     "fstype=\"ext4\"} 1\n") &&
+		      strstr(text, "fstrim_ext_last_success_timestamp_seconds{mountpoint="
+				   "\"/srv\",device=\"\",fstype=\"ext4\"} 0\n"),
+	      "a dry run is ok and not a success");
+	check(text &&
+		      strstr(text,
+			     "fstrim_ext_audit_found{mountpoint=\"/srv\",device=\"\","
+			     "fstype=\"ext4\"} 1\n") &&
+		      strstr(text,
+			     "fstrim_ext_audit_complete{mountpoint=\"/srv\",device=\"\","
+			     "fstype=\"ext4\"} 0\n") &&
+		      strstr(text,
+			     "fstrim_ext_audit_journal_old_blocks{mountpoint=\"/srv\","
+			     "device=\"\",fstype=\"ext4\"} 20\n") &&
+		      !strstr(text, "fstrim_ext_audit_deleted_names"),
+	      "the audit: found, not complete (directories not scanned), its counts");
+	free(text);
+	report_metrics_free(rm2);
 
 	if (!mkdtemp(dir))
 		return 1;
