@@ -83,7 +83,7 @@ _boot_with_journal_fs() {
 }
 
 # bats test_tags=root
-@test "real systemd: the service writes node_exporter's textfile when a drop-in sets FSTRIM_EXT_METRICS" {
+@test "real systemd: the service writes node_exporter's textfile when a drop-in sets METRICS" {
 	local dir=/var/lib/prometheus/node-exporter
 	_boot_with_journal_fs --overlay
 	# without the directory (the overlay hides it; rmdir never empties one)
@@ -93,7 +93,7 @@ _boot_with_journal_fs() {
 	run container systemctl start fstrim-ext.service
 	assert_success
 	nspawn_dropin fstrim-ext.service metrics.conf '[Service]' \
-		"Environment=FSTRIM_EXT_METRICS=--metrics=$dir/fstrim-ext.prom"
+		"Environment=METRICS=--metrics=$dir/fstrim-ext.prom"
 	container mkdir -p "$dir"
 	container systemctl daemon-reload
 	run container systemctl start fstrim-ext.service

@@ -45,11 +45,11 @@ teardown() {
 
 @test "the service runs the fstab/mountinfo journal command line once" {
 	assert_equal "$(unit_values "$SERVICE_IN" Type)" oneshot
-	# shellcheck disable=SC2016 # systemd expands $FSTRIM_EXT_METRICS
+	# shellcheck disable=SC2016 # systemd expands $METRICS
 	assert_equal "$(unit_values "$SERVICE_IN" ExecStart)" \
-		'@sbindir@/fstrim-ext --listed-in /etc/fstab:/proc/self/mountinfo --verbose --quiet-unsupported --journal $FSTRIM_EXT_METRICS'
+		'@sbindir@/fstrim-ext --listed-in /etc/fstab:/proc/self/mountinfo --verbose --quiet-unsupported --journal $METRICS'
 	# no metrics unless a drop-in asks: the variable is empty, no argument
-	assert_equal "$(unit_values "$SERVICE_IN" Environment)" 'FSTRIM_EXT_METRICS='
+	assert_equal "$(unit_values "$SERVICE_IN" Environment)" 'METRICS='
 	run service_args
 	assert_output $'--listed-in\n/etc/fstab:/proc/self/mountinfo\n--verbose\n--quiet-unsupported\n--journal'
 	assert_equal "$(unit_values "$SERVICE_IN" ConditionVirtualization)" '!container'
