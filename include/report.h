@@ -53,6 +53,9 @@ const char *report_journal_reason(const struct journal_result *jr, const char *f
 uint64_t report_discarded_left(const struct fs_result *res);
 uint64_t report_unreached_left(const struct fs_result *res);
 
+/* Status of -a/-A/-I from the number of filesystems tried and failed. */
+int report_all_status(unsigned int tried, unsigned int failed);
+
 /*
  * @val as UTF-8 text, for the JSON document and the metrics: a byte that
  * is not part of valid UTF-8 becomes "\xNN", as findmnt and lsblk print
@@ -61,8 +64,5 @@ uint64_t report_unreached_left(const struct fs_result *res);
  * ENOMEM (*err set then); the caller frees.
  */
 char *report_utf8_safe(const char *val, int *err);
-
-/* Status of -a/-A/-I from the number of filesystems tried and failed. */
-int report_all_status(unsigned int tried, unsigned int failed);
 
 #endif
