@@ -34,6 +34,7 @@
 #include "remnants.h"
 #include "report.h"
 #include "report-json.h"
+#include "report-metrics.h"
 #include "sizes.h"
 #include "trim.h"
 
@@ -46,6 +47,8 @@ struct fstrim_control {
 	const char *types; /* -t */
 	enum journal_erase erase;
 	struct report_json *json; /* --json: the document of the run */
+	const char *metrics_file; /* --metrics */
+	struct report_metrics *metrics; /* --metrics: the results so far */
 	unsigned int found; /* --audit: filesystems with remnants */
 	uint64_t step; /* --step: bytes per FITRIM call, 0 for one call */
 
@@ -97,7 +100,9 @@ static void __attribute__((__noreturn__)) usage(void)
 	      " -J, --json                 print one JSON document for the whole run\n"
 	      "     --step <num>           FITRIM in calls of at most <num> bytes, each sized\n"
 	      "                              to about 0.25 s, to show progress and where a\n"
-	      "                              stop came (default 64GiB; 0: one call, as fstrim)\n",
+	      "                              stop came (default 64GiB; 0: one call, as fstrim)\n"
+	      "     --metrics <file>       write the run's results to <file> as Prometheus\n"
+	      "                              metrics, for node_exporter's textfile collector\n",
 	      out);
 	fputs("\n -h, --help                 display this help\n"
 	      " -V, --version              display version\n",
@@ -350,6 +355,8 @@ static void report_fs(const struct fstrim_control *ctl, const struct fs_result *
 {
 	char *text;
 
+	if (ctl->metrics && report_metrics_add(ctl->metrics, res, jf, time(NULL)) != 0)
+		warnx("%s: cannot add to the metrics", res->path);
 	if (ctl->json) {
 		if (report_json_add(ctl->json, res, jf) != 0)
 			warnx("%s: cannot add to the JSON document", res->path);
@@ -384,6 +391,9 @@ static void report_not_done(const struct fstrim_control *ctl, const char *path,
 
 	if (ctl->json)
 		report_fs(ctl, &res, &jf);
+	else if (ctl->metrics &&
+		 report_metrics_add(ctl->metrics, &res, &jf, time(NULL)) != 0)
+		warnx("%s: cannot add to the metrics", path);
 }
 
 /*
@@ -685,6 +695,7 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 out:
 	jf.trim_rc = trim_rc;
 	jf.journal_rc = journal_rc;
+	jf.rc = rc;
 	report_fs(ctl, &res, &jf);
 	audit_dirents_free(&res.names_check);
 	audit_result_free(&audit);
@@ -972,6 +983,7 @@ int main(int argc, char **argv)
 		OPT_JOURNAL_ERASE,
 		OPT_AUDIT,
 		OPT_STEP,
+		OPT_METRICS,
 	};
 	static const struct option longopts[] = {
 		{ "all", no_argument, NULL, 'a' },
@@ -990,6 +1002,7 @@ int main(int argc, char **argv)
 		{ "audit", no_argument, NULL, OPT_AUDIT },
 		{ "json", no_argument, NULL, 'J' },
 		{ "step", required_argument, NULL, OPT_STEP },
+		{ "metrics", required_argument, NULL, OPT_METRICS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -1064,6 +1077,9 @@ int main(int argc, char **argv)
 		case OPT_STEP:
 			ctl.step = size_or_err(optarg, "step");
 			break;
+		case OPT_METRICS:
+			ctl.metrics_file = optarg;
+			break;
 		case 'h':
 			usage();
 		case 'V': {
@@ -1107,7 +1123,26 @@ int main(int argc, char **argv)
 			errx(EXIT_FAILURE, "cannot allocate the JSON document");
 	}
 
+	if (ctl.metrics_file) {
+		ctl.metrics = report_metrics_new();
+		if (!ctl.metrics)
+			errx(EXIT_FAILURE, "cannot allocate the metrics");
+	}
+
 	rc = ctl.tables ? fstrim_all(&ctl) : fstrim_path(&ctl, argv[optind]);
+
+	/* a run that failed writes it too; a file not written fails a run that did not */
+	if (ctl.metrics) {
+		int mrc = report_metrics_write(ctl.metrics, ctl.metrics_file, rc);
+
+		if (mrc != 0) {
+			note(&ctl, "cannot write %s: %s", ctl.metrics_file,
+			     strerror(-mrc));
+			if (rc == 0)
+				rc = EXIT_FAILURE;
+		}
+		report_metrics_free(ctl.metrics);
+	}
 
 	if (ctl.json) {
 		if (report_json_print(ctl.json, rc, stdout) != 0)

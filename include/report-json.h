@@ -34,6 +34,7 @@ struct report_json_fs {
 	const char *skipped; /* why a table entry was not chosen, or NULL */
 	const char *error; /* what stopped the work on it (cannot open,
 					 * syncfs failed), or NULL */
+	int rc; /* the filesystem's verdict: 0, 1 unsupported, or -errno */
 	const struct audit_result *audit; /* NULL without --audit */
 	int audit_rc; /* audit_fs()'s return */
 };

@@ -66,4 +66,13 @@ uint64_t report_names_left(const struct fs_result *res);
 /* Status of -a/-A/-I from the number of filesystems tried and failed. */
 int report_all_status(unsigned int tried, unsigned int failed);
 
+/*
+ * @val as UTF-8 text, for the JSON document and the metrics: a byte that
+ * is not part of valid UTF-8 becomes "\xNN", as findmnt and lsblk print
+ * such bytes, and a backslash before an "x" becomes "\x5c" so that the
+ * escape cannot be mistaken. NULL when @val needs no change, or on
+ * ENOMEM (*err set then); the caller frees.
+ */
+char *report_utf8_safe(const char *val, int *err);
+
 #endif

@@ -318,78 +318,6 @@ void report_json_run_warnings(struct report_json *rj)
 	rj->pending_len = 0;
 }
 
-/* Length of the valid UTF-8 sequence at @s (RFC 3629), or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		/* no overlong forms, no UTF-16 surrogates */
-		if (s[0] == 0xe0)
-			lo = 0xa0;
-		else if (s[0] == 0xed)
-			hi = 0x9f;
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		/* no overlong forms, nothing above U+10FFFF */
-		if (s[0] == 0xf0)
-			lo = 0x90;
-		else if (s[0] == 0xf4)
-			hi = 0x8f;
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 &&
-				       (s[3] & 0xc0) == 0x80 ?
-			       4 :
-			       0;
-	}
-	return 0;
-}
-
-/*
- * JSON text is UTF-8, and a path need not be: a byte that is not part
- * of valid UTF-8 becomes "\xNN", as findmnt and lsblk print such bytes,
- * and a backslash before an "x" becomes "\x5c" so that the escape
- * cannot be mistaken. NULL when @val needs no change or on ENOMEM
- * (*err set then).
- */
-static char *utf8_safe(const char *val, int *err)
-{
-	const unsigned char *p = (const unsigned char *)val;
-	size_t n, len = 0, i;
-	char *out, *o;
-
-	*err = 0;
-	for (i = 0; p[i]; i += n) {
-		n = utf8_len(p + i);
-		if (!n || (p[i] == '\\' && p[i + 1] == 'x'))
-			break;
-	}
-	if (!p[i])
-		return NULL;
-	len = strlen(val);
-	out = malloc(len * 4 + 1);
-	if (!out) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	for (o = out, i = 0; p[i]; i += n) {
-		n = utf8_len(p + i);
-		if (!n || (p[i] == '\\' && p[i + 1] == 'x')) {
-			o += sprintf(o, "\\x%02x", p[i]);
-			n = 1;
-		} else {
-			memcpy(o, p + i, n);
-			o += n;
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
 /* @str as a JSON string, quoted and escaped. */
 static void put_json_chars(FILE *out, const char *str)
 {
@@ -417,7 +345,7 @@ static void put_json_chars(FILE *out, const char *str)
 static void put_json_string(FILE *out, const char *str)
 {
 	int err;
-	char *safe = utf8_safe(str, &err);
+	char *safe = report_utf8_safe(str, &err);
 
 	put_json_chars(out, safe ? safe : str);
 	free(safe);
@@ -466,7 +394,7 @@ static int set(struct report_json *rj, struct libscols_line *ln, int col, const 
 		free(safe);
 		return rc;
 	}
-	safe = utf8_safe(val, &rc);
+	safe = report_utf8_safe(val, &rc);
 	if (rc)
 		return rc;
 	rc = scols_line_set_column_data(ln, rj->cols[col], safe ? safe : val) ? -ENOMEM :

@@ -2,6 +2,7 @@
 /*
  * What the user reads about each filesystem.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,8 +196,76 @@ int report_all_status(unsigned int tried, unsigned int failed)
 	return 0;
 }
 
+/* Length of the valid UTF-8 sequence at @s (RFC 3629), or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		/* no overlong forms, no UTF-16 surrogates */
+		if (s[0] == 0xe0)
+			lo = 0xa0;
+		else if (s[0] == 0xed)
+			hi = 0x9f;
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
+	}
+	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		/* no overlong forms, nothing above U+10FFFF */
+		if (s[0] == 0xf0)
+			lo = 0x90;
+		else if (s[0] == 0xf4)
+			hi = 0x8f;
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 &&
+				       (s[3] & 0xc0) == 0x80 ?
+			       4 :
+			       0;
+	}
+	return 0;
+}
+
+/*
+ * JSON and the Prometheus text format are UTF-8, and a path need not be
+ * (report.h says how it is made so).
+ */
+char *report_utf8_safe(const char *val, int *err)
+{
+	const unsigned char *p = (const unsigned char *)val;
+	size_t n, len = 0, i;
+	char *out, *o;
+
+	*err = 0;
+	for (i = 0; p[i]; i += n) {
+		n = utf8_len(p + i);
+		if (!n || (p[i] == '\\' && p[i + 1] == 'x'))
+			break;
+	}
+	if (!p[i])
+		return NULL;
+	len = strlen(val);
+	out = malloc(len * 4 + 1);
+	if (!out) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (o = out, i = 0; p[i]; i += n) {
+		n = utf8_len(p + i);
+		if (!n || (p[i] == '\\' && p[i + 1] == 'x')) {
+			o += sprintf(o, "\\x%02x", p[i]);
+			n = 1;
+		} else {
+			memcpy(o, p + i, n);
+			o += n;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
 #ifdef TEST_PROGRAM_REPORT
-#include <string.h>
 
 static int tap_count;
 

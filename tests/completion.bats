@@ -132,6 +132,16 @@ $d/fstab.b"
 $d/fstab.b"
 }
 
+@test "completion offers files after --metrics, a colon part of the name" {
+	local d="$BATS_TEST_TMPDIR/prom"
+	mkdir -p "$d"
+	touch "$d/fstrim-ext.prom" "$d/a:b.prom"
+	run comp fstrim-ext --metrics "$d/fs"
+	assert_output "$d/fstrim-ext.prom"
+	run comp fstrim-ext --metrics = "$d/a"
+	assert_output "$d/a:b.prom"
+}
+
 # bats test_tags=root
 @test "completion offers the mountpoints that show a filesystem root" {
 	require_root

@@ -51,17 +51,24 @@ _journal_fs() {
 	echo "$LOOPDEV /srv/data ext4 defaults 0 0" >"$FSTAB"
 }
 
-# bats test_tags=root
-@test "real systemd: the service erases the journal of a filesystem from fstab" {
-	local rundir_before
-	rundir_before=$(ls -d /run/systemd/nspawn 2>/dev/null || :)
-	nspawn_setup
+# _boot_with_journal_fs [--overlay]: the container booted with the units
+# of fstrim-ext.service (bound, so NSPAWN_UNITS takes drop-ins), the
+# filesystem of _journal_fs mounted on /srv/data inside.
+_boot_with_journal_fs() {
+	nspawn_setup "$@"
 	_journal_fs
 	nspawn_units fstrim-ext.service
 	mapfile -t binds < <(nspawn_unit_binds)
 	nspawn_boot "${binds[@]}" --bind="$LOOPDEV" --bind-ro="$FSTAB:/etc/fstab"
 	container mkdir -p /srv/data
 	container mount "$LOOPDEV" /srv/data
+}
+
+# bats test_tags=root
+@test "real systemd: the service erases the journal of a filesystem from fstab" {
+	local rundir_before
+	rundir_before=$(ls -d /run/systemd/nspawn 2>/dev/null || :)
+	_boot_with_journal_fs
 	run container systemctl start fstrim-ext.service
 	assert_success
 	run container journalctl -b -o cat -u fstrim-ext.service
@@ -73,6 +80,31 @@ _journal_fs() {
 	assert_output 0
 	# systemd-nspawn left nothing on the host
 	assert_equal "$(ls -d /run/systemd/nspawn 2>/dev/null || :)" "$rundir_before"
+}
+
+# bats test_tags=root
+@test "real systemd: the service writes node_exporter's textfile when a drop-in sets METRICS" {
+	local dir=/var/lib/prometheus/node-exporter
+	_boot_with_journal_fs --overlay
+	# without the directory (the overlay hides it; rmdir never empties one)
+	# the sandbox still sets up: ReadWritePaths=-
+	container mkdir -p "$dir"
+	container rmdir "$dir"
+	run container systemctl start fstrim-ext.service
+	assert_success
+	nspawn_dropin fstrim-ext.service metrics.conf '[Service]' \
+		"Environment=METRICS=--metrics=$dir/fstrim-ext.prom"
+	container mkdir -p "$dir"
+	container systemctl daemon-reload
+	run container systemctl start fstrim-ext.service
+	assert_success
+	run container cat "$dir/fstrim-ext.prom"
+	assert_line "fstrim_ext_filesystem_ok{mountpoint=\"/srv/data\",device=\"$LOOPDEV\",fstype=\"ext4\"} 1"
+	assert_line "fstrim_ext_journal_erased{mountpoint=\"/srv/data\",device=\"$LOOPDEV\",fstype=\"ext4\"} 1"
+	assert_line 'fstrim_ext_exit_status 0'
+	# readable by node_exporter's user despite the unit's UMask=0077
+	run container stat -c %a "$dir/fstrim-ext.prom"
+	assert_output 644
 }
 
 # bats test_tags=root

@@ -45,8 +45,13 @@ teardown() {
 
 @test "the service runs the fstab/mountinfo journal command line once" {
 	assert_equal "$(unit_values "$SERVICE_IN" Type)" oneshot
+	# shellcheck disable=SC2016 # systemd expands $METRICS
 	assert_equal "$(unit_values "$SERVICE_IN" ExecStart)" \
-		'@sbindir@/fstrim-ext --listed-in /etc/fstab:/proc/self/mountinfo --verbose --quiet-unsupported --journal'
+		'@sbindir@/fstrim-ext --listed-in /etc/fstab:/proc/self/mountinfo --verbose --quiet-unsupported --journal $METRICS'
+	# no metrics unless a drop-in asks: the variable is empty, no argument
+	assert_equal "$(unit_values "$SERVICE_IN" Environment)" 'METRICS='
+	run service_args
+	assert_output $'--listed-in\n/etc/fstab:/proc/self/mountinfo\n--verbose\n--quiet-unsupported\n--journal'
 	assert_equal "$(unit_values "$SERVICE_IN" ConditionVirtualization)" '!container'
 	assert_equal "$(unit_values "$SERVICE_IN" Documentation)" 'man:fstrim-ext(8)'
 	# a run cut short by SIGTERM (143) is not a finished one
@@ -65,6 +70,8 @@ teardown() {
 	refute_output --regexp '^(yes|tmpfs)$'
 	refute [ "$(unit_values "$SERVICE_IN" PrivateUsers)" = yes ]
 	refute [ "$(unit_values "$SERVICE_IN" ProcSubset)" = pid ]
+	# writable: node_exporter's textfile directory alone, and only if it exists
+	assert_equal "$(unit_values "$SERVICE_IN" ReadWritePaths)" '-/var/lib/prometheus/node-exporter'
 }
 
 @test "the timer is weekly, persistent, spread, and not in containers or the initrd" {

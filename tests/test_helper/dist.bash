@@ -10,11 +10,22 @@ unit_values() {
 	sed -n "s/^$2=//p" "$1"
 }
 
-# The words of the service's ExecStart= after the program.
+# The words of the service's ExecStart= after the program, a lone $VAR
+# replaced by the words of the unit's Environment=VAR=, as systemd does
+# (none when empty).
 service_args() {
-	local -a words
-	read -ra words <<<"$(unit_values "$top_srcdir/systemd/fstrim-ext.service.in" ExecStart)"
-	printf '%s\n' "${words[@]:1}"
+	local unit="$top_srcdir/systemd/fstrim-ext.service.in" word
+	local -a words value
+	read -ra words <<<"$(unit_values "$unit" ExecStart)"
+	for word in "${words[@]:1}"; do
+		if [[ $word =~ ^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$ ]]; then
+			read -ra value <<<"$(unit_values "$unit" Environment |
+				sed -n "s/^${BASH_REMATCH[1]}=//p" | tail -n1)"
+			((${#value[@]} == 0)) || printf '%s\n' "${value[@]}"
+		else
+			printf '%s\n' "$word"
+		fi
+	done
 }
 
 # make_units DIR: the service as make would generate it, but running the
