@@ -636,7 +636,15 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 			 * journal forgets, keep every name until a FITRIM
 			 * after that commit (bench/remnants: "rm -rf").
 			 */
-			if (res.trim_done && !ctl->dryrun) {
+			if (res.trim_done && !ctl->dryrun && stop_signal) {
+				/* a stop during the checkpoint: no FITRIM, no read begun */
+				res.retrim_rc = -EINTR;
+				note(ctl,
+				     "%s: FITRIM after the journal checkpoint not done: "
+				     "interrupted by %s; blocks the checkpoint freed (a "
+				     "deleted directory's) may still hold names",
+				     path, stop_signal_name());
+			} else if (res.trim_done && !ctl->dryrun) {
 				res.retrim_rc = trim_in_steps(ctl, fd, path, &res);
 				if (res.trim_stopped)
 					note_stopped(ctl, &res);
@@ -644,7 +652,7 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 			if (res.trim_done && !ctl->dryrun && !res.retrim_rc &&
 			    !res.trim_stopped)
 				verify_trim(ctl, fd, path, &res, unreached);
-			if (res.retrim_rc)
+			if (res.retrim_rc && res.retrim_rc != -EINTR)
 				note(ctl,
 				     "%s: FITRIM after the journal checkpoint failed: %s; "
 				     "blocks the checkpoint freed (a deleted directory's) "
@@ -653,7 +661,7 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 				     res.retrim_rc == 1 ? "not supported" :
 							  strerror(-res.retrim_rc));
 			/* the audit says all of it, and more */
-			if (!ctl->dryrun && !ctl->audit &&
+			if (!ctl->dryrun && !ctl->audit && !stop_signal &&
 			    res.journal.iface != JOURNAL_IFACE_BTRFS_SYNC) {
 				warn_remnants(ctl, fd, path);
 				check_names(ctl, fd, path, &res);

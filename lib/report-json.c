@@ -671,7 +671,9 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 			if (res->retrim_rc < 0 && !*error)
 				snprintf(error, sizeof(error),
 					 "FITRIM after the journal checkpoint: %s",
-					 strerror(-res->retrim_rc));
+					 res->retrim_rc == -EINTR ?
+						 "not done: interrupted" :
+						 strerror(-res->retrim_rc));
 			if (res->retrim_rc < 0)
 				worst = res->retrim_rc;
 		}
@@ -683,7 +685,8 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 			worst = -EIO;
 		}
 		status = worst < 0 ? "failed" : worst == 1 ? "unsupported" : "ok";
-		if (res->trim_stopped && worst >= 0)
+		if ((res->trim_stopped && worst >= 0) ||
+		    (res->retrim_rc == -EINTR && worst == -EINTR))
 			status = "interrupted";
 		else if (worst == 0 && fs->audit && audit_found_remnants(fs->audit))
 			status = "found";

@@ -89,6 +89,8 @@ char *report_line(const struct fs_result *res, bool verbose)
 			snprintf(journal, sizeof(journal),
 				 "journal checkpointed and %s via %s%s%s",
 				 erase_verb(res->erase), iface, verify_text(&res->verify),
+				 res->retrim_rc == -EINTR ?
+					 ", but the FITRIM after it was interrupted" :
 				 res->retrim_rc < 0 ? ", but the FITRIM after it failed" :
 				 res->retrim_rc == 1 ?
 						      ", but the FITRIM after it was not "

@@ -355,3 +355,26 @@ count_held_lines() {
 	write_table "$BATS_TEST_TMPDIR/table" "$MNT"
 	run -32 --separate-stderr "$FSTRIM_EXT" --journal -I "$BATS_TEST_TMPDIR/table"
 }
+
+# A stop that comes during the journal checkpoint: the checkpoint ends,
+# the FITRIM after it is not begun, and nothing claims it was cut short
+# at some byte: it is named as not done, and the run ends 143.
+@test "SIGTERM during the checkpoint: the FITRIM after it is not done, and said so" {
+	local preload req=0x4004662b
+	require_cmd jq
+	load test_helper/workload
+	[[ ! -e /sys/fs/ext4/features/chkpt_jrnl ]] || req=0x4008662b
+	make_loop_fs ext4 64 -b 4096
+	preload=$(_pause_preload) || exit 1
+	run -143 --separate-stderr env LD_PRELOAD="$preload" FSTRIM_EXT_SIGTERM_AT=$req \
+		"$FSTRIM_EXT" -v --journal "$MNT"
+	assert_output --regexp "^$MNT: .* trimmed, journal checkpointed and discarded via [A-Z_0-9]+, but the FITRIM after it was interrupted$"
+	assert_equal "$stderr" "fstrim-ext: $MNT: FITRIM after the journal checkpoint not done: interrupted by SIGTERM; blocks the checkpoint freed (a deleted directory's) may still hold names
+fstrim-ext: interrupted by SIGTERM"
+	run -143 --separate-stderr env LD_PRELOAD="$preload" FSTRIM_EXT_SIGTERM_AT=$req \
+		"$FSTRIM_EXT" --json --journal "$MNT"
+	assert_equal "$(jq -r '.filesystems[0].status' <<<"$output")" interrupted
+	assert_equal "$(jq -r '.filesystems[0].journal' <<<"$output")" "done"
+	assert_equal "$(jq -r '.filesystems[0].error' <<<"$output")" \
+		"FITRIM after the journal checkpoint: not done: interrupted"
+}

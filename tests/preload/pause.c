@@ -30,6 +30,13 @@
  *   FSTRIM_EXT_FITRIM_LOG=FILE  one byte appended to FILE for each FITRIM
  *   FSTRIM_EXT_FAIL_FITRIM=N    the Nth FITRIM of the run (the Nth byte of
  *                               FILE) fails with EIO, without the kernel
+ *
+ * And it brings a stop signal at a chosen call, for what a stop during
+ * the journal checkpoint leaves:
+ *
+ *   FSTRIM_EXT_SIGTERM_AT=REQUEST  SIGTERM is raised as the first ioctl
+ *                               REQUEST (a number, 0x... allowed) is
+ *                               made, just before the call itself
  */
 #undef _FORTIFY_SOURCE /* open() is defined here, not wrapped inline */
 
@@ -228,6 +235,18 @@ static bool fitrim_fails(void)
 	return rc && fail && strtol(fail, NULL, 10) == (long)st.st_size;
 }
 
+/* Whether this is the first call of FSTRIM_EXT_SIGTERM_AT's request. */
+static bool sigterm_at(unsigned long request)
+{
+	static bool raised;
+	const char *at = getenv("FSTRIM_EXT_SIGTERM_AT");
+
+	if (raised || !at || strtoul(at, NULL, 0) != request)
+		return false;
+	raised = true;
+	return true;
+}
+
 int ioctl(int fd, unsigned long request, ...)
 {
 	static ioctl_fn real_ioctl;
@@ -243,5 +262,7 @@ int ioctl(int fd, unsigned long request, ...)
 		errno = EIO;
 		return -1;
 	}
+	if (sigterm_at(request))
+		raise(SIGTERM);
 	return real_ioctl(fd, request, arg);
 }
