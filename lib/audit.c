@@ -870,9 +870,10 @@ static int read_dir_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt
 
 	if (blockcnt < 0)
 		return 0;
+	/* a block number is always on the device: a read that fails is an error */
 	if (io_channel_read_blk64(fs->io, *blocknr, 1, scan->buf) != 0) {
-		/* freed and reused since the inode was read: skip it */
-		return 0;
+		scan->rc = -EIO;
+		return BLOCK_ABORT;
 	}
 	scan->rc = scan_dir_block(scan, scan->buf);
 	return scan->rc ? BLOCK_ABORT : 0;
@@ -1000,14 +1001,17 @@ static int audit_dirents(ext2_filsys fs, struct audit_dirents *d)
 		names_clear(&scan.live);
 		names_clear(&scan.removed);
 		scan.rc = 0;
-		if (ext2fs_block_iterate3(fs, ino,
-					  BLOCK_FLAG_DATA_ONLY | BLOCK_FLAG_READ_ONLY,
-					  NULL, read_dir_block, &scan) != 0 &&
-		    !scan.rc) {
-			/* removed or rewritten since the inode was read */
+		err = ext2fs_block_iterate3(fs, ino,
+					    BLOCK_FLAG_DATA_ONLY | BLOCK_FLAG_READ_ONLY,
+					    NULL, read_dir_block, &scan);
+		/*
+		 * libext2fs's own codes (a bad extent header, a block out of
+		 * range) mean the tree was rewritten since the inode was read;
+		 * an errno (EIO, ENOMEM) is a failure of the scan
+		 */
+		if (err && !scan.rc && err >= 4096)
 			continue;
-		}
-		rc = scan.rc;
+		rc = scan.rc ? scan.rc : err ? -(int)err : 0;
 		if (!rc)
 			rc = count_deleted_names(&scan, &scan.found);
 		if (!rc && scan.found) {

@@ -116,6 +116,9 @@ char *report_line(const struct fs_result *res, bool verbose)
 			 ", but %" PRIu64
 			 " names of deleted files remain in directory blocks",
 			 report_names_left(res));
+	else if (res->names_checked && res->names_check.error)
+		snprintf(kept, sizeof(kept),
+			 ", but the directories could not be read back");
 
 	if (res->trim_stopped)
 		snprintf(stopped, sizeof(stopped), ", interrupted at %s of %s",

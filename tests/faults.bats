@@ -301,3 +301,34 @@ $F2: 0 B (0 bytes) trimmed on "*", interrupted at 0 B of 64 MiB" ]] || fail "std
 	assert_output --regexp "^$MNT: .* trimmed, journal checkpointed and discarded via [A-Z_0-9]+"
 	[[ $stderr != *failed* ]] || fail "stderr: $stderr"
 }
+
+# A read that fails is never "nothing found": a directory block that the
+# device cannot read (tests/preload/eio.so fails reads of its bytes) makes
+# the audit incomplete and --journal's read back of the directories fail.
+# bats test_tags=root
+@test "a directory block that cannot be read: the audit is incomplete, --journal fails" {
+	local shim="${top_builddir:-$top_srcdir}/tests/preload/eio.so" blk
+	[[ -f $shim ]] || fail "no $shim: make check builds it"
+	require_cmd debugfs
+	make_loop_fs ext4 64 -b 4096
+	mkdir "$MNT/d"
+	for i in $(seq 1 200); do : >"$MNT/d/name-$i"; done
+	sync
+	blk=$(debugfs -R "blocks /d" "$LOOPDEV" 2>/dev/null | awk '{ print $1 }')
+	[[ $blk =~ ^[0-9]+$ ]] || fail "no block for /d: '$blk'"
+	export FSTRIM_EXT_EIO="$LOOPDEV:$((blk * 4096)):4096"
+
+	run -32 --separate-stderr env LD_PRELOAD="$shim" "$FSTRIM_EXT" --audit "$MNT"
+	assert_output --regexp "^$MNT: audit: incomplete, nothing found in what was read; .*directories not read \(Input/output error\)"
+	run -1 --separate-stderr env LD_PRELOAD="$shim" "$FSTRIM_EXT" -v --journal "$MNT"
+	assert_output --regexp "^$MNT: .* trimmed, journal checkpointed and discarded via [A-Z_0-9]+, but the directories could not be read back$"
+	[[ $stderr == *"fstrim-ext: $MNT: the directories could not be read back: Input/output error"* ]] ||
+		fail "stderr: $stderr"
+	run -1 --separate-stderr env LD_PRELOAD="$shim" "$FSTRIM_EXT" --json --journal "$MNT"
+	assert_equal "$(jq -r '.filesystems[0].status' <<<"$output")" failed
+	assert_equal "$(jq -r '.filesystems[0].error' <<<"$output")" \
+		"directories: not read back: Input/output error"
+	unset FSTRIM_EXT_EIO
+	# without the fault, the same filesystem is clean
+	run -0 "$FSTRIM_EXT" --journal "$MNT"
+}
