@@ -298,7 +298,7 @@ count_device() {
 		fail "the 20 deleted contents lie in free space: $output"
 	assert_equal "$(jq -r '.filesystems[0].audit_journal_old_blocks' <<<"$output")" 0
 	# the device agrees: the contents are readable
-	run count_device "$LOOPDEV" CONTENT-GONE
+	run -0 count_device "$LOOPDEV" CONTENT-GONE
 	assert_output 20
 
 	make_quiet_ext4 64
@@ -309,7 +309,7 @@ count_device() {
 	run -2 --separate-stderr "$FSTRIM_EXT" --journal-erase=zeroout --audit "$MNT"
 	assert_equal "$stderr" "fstrim-ext: $MNT: the discard operation is not supported"
 	assert_output --regexp "^$MNT: audit: deleted data found; .*; free space: [1-9][0-9]* blocks hold data \(the device cannot discard\), "
-	run count_device "$LOOPDEV" CONTENT-NODISC
+	run -0 count_device "$LOOPDEV" CONTENT-NODISC
 	assert_output 20
 }
 
@@ -344,7 +344,7 @@ count_device() {
 	printf 'PII-SSN-OVERLAP-Jane-Public.txt' |
 		dd of="$LOOPDEV" bs=1 seek=$((blk * 4096 + 50)) conv=notrunc status=none
 	# libext2fs's removed-entry walk does not see it
-	run debugfs -R "ls -d /d" "$LOOPDEV"
+	run -0 debugfs -R "ls -d /d" "$LOOPDEV"
 	refute_output --partial OVERLAP
 	mount -o noatime "$LOOPDEV" "$MNT"
 	run -2 "$FSTRIM_EXT" --audit -v "$MNT"
@@ -393,7 +393,7 @@ count_device() {
 	[[ $stderr != *"erase what"* ]] || fail "the device blamed: $stderr"
 	grep -Fxq "fstrim-ext: $MNT: $n free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), $n in free extents shorter than the discard granularity" <<<"$stderr" ||
 		fail "no line for the $n blocks: $stderr"
-	run count_device "$LOOPDEV" GONE-CONTENT
+	run -0 count_device "$LOOPDEV" GONE-CONTENT
 	assert_output "$n"
 
 	run -2 --separate-stderr "$FSTRIM_EXT" --audit --json "$MNT"

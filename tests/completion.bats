@@ -51,29 +51,29 @@ proc_types() {
 }
 
 @test "completion completes a long option" {
-	run comp fstrim-ext --jo
+	run -0 comp fstrim-ext --jo
 	assert_output "--journal
 --journal-erase
 --journal-only"
-	run comp fstrim-ext --qu
+	run -0 comp fstrim-ext --qu
 	assert_output --quiet-unsupported
 }
 
 @test "completion offers the --journal-erase methods, also after =" {
-	run comp fstrim-ext --journal-erase ''
+	run -0 comp fstrim-ext --journal-erase ''
 	assert_output "discard
 zeroout"
-	run comp fstrim-ext --journal-erase = ''
+	run -0 comp fstrim-ext --journal-erase = ''
 	assert_output "discard
 zeroout"
-	run comp fstrim-ext -j --journal-erase = z
+	run -0 comp fstrim-ext -j --journal-erase = z
 	assert_output zeroout
 }
 
 @test "completion offers size suffixes after a number" {
 	local opt
 	for opt in -o --offset -l --length -m --minimum; do
-		run comp fstrim-ext "$opt" 4
+		run -0 comp fstrim-ext "$opt" 4
 		assert_line 4
 		assert_line 4KiB
 		assert_line 4K
@@ -82,34 +82,34 @@ zeroout"
 		assert_line 4EB
 		refute_line --regexp '^[^4]'
 	done
-	run comp fstrim-ext --minimum = 1.5
+	run -0 comp fstrim-ext --minimum = 1.5
 	assert_line 1.5MiB
-	run comp fstrim-ext -o ''
+	run -0 comp fstrim-ext -o ''
 	assert_output ''
-	run comp fstrim-ext -o x
+	run -0 comp fstrim-ext -o x
 	assert_output ''
 }
 
 @test "completion offers the kernel's filesystem types for -t" {
 	local type
-	run comp fstrim-ext -t ''
+	run -0 comp fstrim-ext -t ''
 	for type in $(proc_types); do
 		assert_line "$type"
 		assert_line "no$type"
 	done
-	run comp fstrim-ext --types ext
+	run -0 comp fstrim-ext --types ext
 	refute_line --regexp '^[^e]'
 	assert_line ext4
 }
 
 @test "completion completes the last type of a -t list" {
-	run comp fstrim-ext -t ext4,
+	run -0 comp fstrim-ext -t ext4,
 	assert_line --regexp '^ext4,[a-z]'
 	refute_line ext4,ext4	# already in the list
-	run comp fstrim-ext --types = ext4,noex
+	run -0 comp fstrim-ext --types = ext4,noex
 	assert_line --regexp '^ext4,noext'
 	refute_line --regexp '^[^e]|^ext4,[^n]'
-	run comp fstrim-ext -t ext4,noe
+	run -0 comp fstrim-ext -t ext4,noe
 	assert_line --regexp '^ext4,noext'
 	refute_line --regexp '^ext4,[^n]'
 }
@@ -118,16 +118,16 @@ zeroout"
 	local d="$BATS_TEST_TMPDIR/tables"
 	mkdir -p "$d"
 	touch "$d/fstab.a" "$d/fstab.b" "$d/other"
-	run comp fstrim-ext -I "$d/fst"
+	run -0 comp fstrim-ext -I "$d/fst"
 	assert_output "$d/fstab.a
 $d/fstab.b"
 	# bash splits "-I /x:/y" into -I /x : /y and replaces only "/y"
-	run comp fstrim-ext -I /etc/fstab : "$d/o"
+	run -0 comp fstrim-ext -I /etc/fstab : "$d/o"
 	assert_output "$d/other"
-	run comp fstrim-ext --listed-in = /etc/fstab : "$d/fstab."
+	run -0 comp fstrim-ext --listed-in = /etc/fstab : "$d/fstab."
 	assert_output "$d/fstab.a
 $d/fstab.b"
-	run comp fstrim-ext --listed-in = "$d/fstab."
+	run -0 comp fstrim-ext --listed-in = "$d/fstab."
 	assert_output "$d/fstab.a
 $d/fstab.b"
 }
@@ -148,7 +148,7 @@ $d/fstab.b"
 				while read -r t; do printf "%b\n" "$t"; done | sort)' bash "$COMPLETION"
 	assert_success
 	assert_output ''
-	run comp fstrim-ext -v /pro
+	run -0 comp fstrim-ext -v /pro
 	assert_output /proc
 }
 
@@ -173,12 +173,12 @@ $d/fstab.b"
 }
 
 @test "completion offers no mountpoint with -a, -A or -I, and nothing after -h" {
-	run comp fstrim-ext -a ''
+	run -0 comp fstrim-ext -a ''
 	assert_output ''
-	run comp fstrim-ext --fstab -v ''
+	run -0 comp fstrim-ext --fstab -v ''
 	assert_output ''
-	run comp fstrim-ext -I /etc/fstab ''
+	run -0 comp fstrim-ext -I /etc/fstab ''
 	assert_output ''
-	run comp fstrim-ext -h ''
+	run -0 comp fstrim-ext -h ''
 	assert_output ''
 }

@@ -46,12 +46,12 @@ teardown() {
 @test "man page: carries the version of fstrim-ext --version" {
 	local version
 	version=$("$FSTRIM_EXT" --version | head -n1 | grep -oE '[0-9]+(\.[0-9]+)+[^ ]*' | tail -n1)
-	run grep -c '@PACKAGE_VERSION@' "$top_srcdir/man/fstrim-ext.8.in"
+	run -0 grep -c '@PACKAGE_VERSION@' "$top_srcdir/man/fstrim-ext.8.in"
 	assert_output 1
 	# the page make built, when there is one
 	built="${top_builddir:-$top_srcdir}/man/fstrim-ext.8"
 	[[ -f $built ]] || built=$PAGE
-	run grep -E '^\.TH ' "$built"
+	run -0 grep -E '^\.TH ' "$built"
 	assert_output --partial "\"fstrim-ext $version\""
 	refute_output --partial @
 }
@@ -96,7 +96,8 @@ teardown() {
 	while read -r line; do
 		opt=$(grep -oE -- '--[[:alnum:]][[:alnum:]-]*' <<<"$line" | head -n1)
 		if [[ $line == *"<"* ]]; then
-			run bash -c 'source "$1"; COMP_WORDS=(fstrim-ext "$2" -); COMP_CWORD=2
+			# shellcheck disable=SC2016  # expanded by the inner bash
+			run -0 bash -c 'source "$1"; COMP_WORDS=(fstrim-ext "$2" -); COMP_CWORD=2
 				_fstrim_ext; printf "%s\n" "${COMPREPLY[@]}"' bash \
 				"$top_srcdir/bash-completion/fstrim-ext" "$opt"
 			[[ $'\n'$output != *$'\n'--* ]] ||

@@ -59,7 +59,7 @@ teardown() {
 	# these would cover /dev, /tmp, /var/tmp or /home (see the unit)
 	refute [ "$(unit_values "$SERVICE_IN" PrivateDevices)" = yes ]
 	refute [ "$(unit_values "$SERVICE_IN" PrivateTmp)" = yes ]
-	run unit_values "$SERVICE_IN" ProtectHome
+	run -0 unit_values "$SERVICE_IN" ProtectHome
 	refute_output --regexp '^(yes|tmpfs)$'
 	refute [ "$(unit_values "$SERVICE_IN" PrivateUsers)" = yes ]
 	refute [ "$(unit_values "$SERVICE_IN" ProcSubset)" = pid ]
@@ -139,7 +139,7 @@ _sandbox_fs() {
 	sandbox_run "$UNIT" --fstab "$FSTAB" -- "$FSTRIM_EXT" "${ARGS[@]}"
 	assert_success
 	assert_output --regexp "^$MNT: [0-9.]+ [KMG]?i?B \([0-9]+ bytes\) trimmed on $LOOPDEV, journal checkpointed and discarded via (FS_IOC_CHKPT_JRNL|EXT4_IOC_CHECKPOINT)\$"
-	run dumpe2fs -h "$LOOPDEV"
+	run -0 dumpe2fs -h "$LOOPDEV"
 	assert_line --regexp '^Journal start: +0$'	# checkpointed: empty
 }
 
