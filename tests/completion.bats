@@ -133,21 +133,34 @@ $d/fstab.b"
 }
 
 # bats test_tags=root
-@test "completion offers the mountpoints that show a filesystem root" {
+@test "completion offers the mountpoints fstrim-ext accepts: btrfs subvolumes, no bind mount of a directory" {
 	require_root
-	require_cmd unshare
-	# in a private mount namespace, so that no other mount comes or goes
-	# shellcheck disable=SC2016
-	run unshare -m --propagation private bash -c '
-		source "$1"
-		COMP_WORDS=(fstrim-ext "")
-		COMP_CWORD=1
-		_fstrim_ext
-		diff <(printf "%s\n" "${COMPREPLY[@]}" | sort) \
-			<(findmnt -rn -o TARGET,FSROOT | awk "\$2 == \"/\" { print \$1 }" |
-				while read -r t; do printf "%b\n" "$t"; done | sort)' bash "$COMPLETION"
-	assert_success
-	assert_output ''
+	require_cmd btrfs mkfs.btrfs
+	local top subvol ext bind target
+	local -a accepted=()
+	make_loop_fs btrfs 256
+	top=$MNT
+	run -0 btrfs subvolume create "$top/sv"
+	subvol="$BATS_TEST_TMPDIR/subvol"
+	mkdir "$subvol"
+	track_mount -o subvol=sv "$LOOPDEV" "$subvol"
+	make_loop_fs ext4 64
+	ext=$MNT
+	mkdir "$ext/dir"
+	bind="$BATS_TEST_TMPDIR/bind"
+	mkdir "$bind"
+	track_mount --bind "$ext/dir" "$bind"
+
+	# what the command itself takes
+	for target in "$top" "$subvol" "$ext" "$bind"; do
+		if "$FSTRIM_EXT" -n "$target" >/dev/null 2>&1; then
+			accepted+=("$target")
+		fi
+	done
+	[[ " ${accepted[*]} " == *" $subvol "* ]] || fail "fstrim-ext -n refuses the subvolume mount"
+	[[ " ${accepted[*]} " != *" $bind "* ]] || fail "fstrim-ext -n takes the bind mount"
+	run -0 comp fstrim-ext "$BATS_TEST_TMPDIR/"
+	assert_output "$(printf '%s\n' "${accepted[@]}" | sort)"
 	run -0 comp fstrim-ext -v /pro
 	assert_output /proc
 }
