@@ -22,13 +22,22 @@ unmount_test_fs() {
 	umount "$MNT"
 }
 
-# journal_nonzero_bytes IMG: bytes of the journal, after its superblock,
-# that are not zero.
+# journal_nonzero_bytes IMG: sets JOURNAL_NONZERO to the bytes of the
+# journal, after its superblock, that are not zero; fails the test when
+# debugfs does not dump the whole journal.
 journal_nonzero_bytes() {
-	local dump="$BATS_TEST_TMPDIR/journal.dump" bs
+	local dump="$BATS_TEST_TMPDIR/journal.dump" bs blocks size
+	rm -f "$dump"
 	bs=$(dumpe2fs -h "$1" 2>/dev/null | awk -F: '/^Block size/ { gsub(/ /, "", $2); print $2 }')
+	blocks=$(dumpe2fs -h "$1" 2>/dev/null |
+		awk -F: '/^Total journal blocks/ { gsub(/ /, "", $2); print $2 }')
+	[[ $bs =~ ^[0-9]+$ && $blocks =~ ^[0-9]+$ ]] ||
+		fail "dumpe2fs shows no block size or journal length for $1"
 	debugfs -R "dump <8> $dump" "$1" >/dev/null 2>&1
-	tail -c +"$((bs + 1))" "$dump" | tr -d '\0' | wc -c
+	size=$(stat -c %s "$dump" 2>/dev/null) || fail "debugfs did not dump the journal of $1"
+	((size == bs * blocks && blocks > 1)) ||
+		fail "the journal dump of $1 has $size bytes, not $((bs * blocks))"
+	JOURNAL_NONZERO=$(tail -c +"$((bs + 1))" "$dump" | tr -d '\0' | wc -c)
 }
 
 @test "--journal: no deleted name or content of a synced deletion stays on the device" {
@@ -91,11 +100,13 @@ journal_nonzero_bytes() {
 	make_quiet_ext4 128
 	make_pii_files "$MNT/d" J 200
 	sync
+	journal_nonzero_bytes "$IMG"
+	((JOURNAL_NONZERO > 0)) || fail "the journal held no data before the run"
 	run -0 "$FSTRIM_EXT" --journal "$MNT"
 	assert_output ""
 	unmount_test_fs
-	run -0 journal_nonzero_bytes "$IMG"
-	assert_output 0
+	journal_nonzero_bytes "$IMG"
+	assert_equal "$JOURNAL_NONZERO" 0
 	run -0 e2fsck -fn "$IMG"
 }
 
@@ -106,11 +117,13 @@ journal_nonzero_bytes() {
 	make_quiet_ext4 128
 	make_pii_files "$MNT/d" Z 200
 	sync
+	journal_nonzero_bytes "$IMG"
+	((JOURNAL_NONZERO > 0)) || fail "the journal held no data before the run"
 	run -0 --separate-stderr "$FSTRIM_EXT" -v --journal-erase=zeroout "$MNT"
 	assert_output --regexp "^$MNT: .* trimmed, journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT$"
 	unmount_test_fs
-	run -0 journal_nonzero_bytes "$IMG"
-	assert_output 0
+	journal_nonzero_bytes "$IMG"
+	assert_equal "$JOURNAL_NONZERO" 0
 	run -0 e2fsck -fn "$IMG"
 }
 
