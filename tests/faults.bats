@@ -178,15 +178,20 @@ ext4_on_full_backing_store() {
 	XFS=$MNT
 	truncate -s 64M "$XFS/fs.img"
 	loop_dev "$XFS/fs.img"
-	mkfs.ext4 -q -F -b 4096 "$LOOPDEV" >/dev/null
+	# no lazy init, and the file written back before the shutdown: a
+	# write after it would fail and turn the ext4 read-only before
+	# fstrim-ext runs (seen: "syncfs failed: Read-only file system")
+	mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$LOOPDEV" >/dev/null
 	mkdir -p "$T/ext"
-	track_mount "$LOOPDEV" "$T/ext"
+	track_mount -o noatime "$LOOPDEV" "$T/ext"
 	head -c 4M /dev/urandom >"$T/ext/file"
+	sync
 	# from here every read and write of the backing file fails with EIO
 	xfs_io -x -c shutdown "$XFS"
 	run --separate-stderr "$FSTRIM_EXT" -v --journal "$T/ext"
 	[[ $status -eq 1 ]] || fail "status $status: $stderr"
-	[[ $stderr =~ fstrim-ext:\ $T/ext:\ .*(failed|not\ supported) ]] || fail "$stderr"
+	# the device's error, not one of fstrim-ext's own refusals
+	assert_regex "$stderr" "^fstrim-ext: $T/ext: [^:]+ failed: Input/output error$"
 	assert_whole_lines
 }
 
