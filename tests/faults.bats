@@ -49,6 +49,13 @@ ext4_with_journal_without_discard() {
 	track_mount "$LOOPDEV" "$MNT"
 }
 
+# journal_device_nonzero_bytes DEV: bytes of the external journal DEV,
+# after its ext4 and journal superblocks (blocks 0 and 1), that are not
+# zero, read past the page cache.
+journal_device_nonzero_bytes() {
+	dd if="$1" bs=4096 skip=2 iflag=direct status=none | tr -d '\0' | wc -c
+}
+
 # A mount line's fields must never be cut: whole lines or nothing.
 assert_whole_lines() {
 	local line
@@ -81,9 +88,16 @@ assert_whole_lines() {
 # bats test_tags=root
 @test "journal device without discard: zeroout erases it, e2fsck clean" {
 	ext4_with_journal_without_discard
+	make_pii_files "$MNT/d" ZJ 50
+	sync
+	local before after
+	before=$(journal_device_nonzero_bytes "$JDEV")
+	((before > 0)) || fail "the journal device held no data before the run"
 	run -0 --separate-stderr "$FSTRIM_EXT" -v --journal-erase=zeroout "$MNT"
 	assert_output --regexp "^$MNT: .* trimmed, journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT$"
 	umount "$MNT"
+	after=$(journal_device_nonzero_bytes "$JDEV")
+	assert_equal "$after" 0
 	run e2fsck -fn -j "$JDEV" "${LOOPDEVS[1]}"
 	assert_success
 }

@@ -128,12 +128,20 @@ journal_nonzero_bytes() {
 }
 
 @test "--journal-only erases the journal and issues no FITRIM" {
-	make_loop_fs ext4 64 -b 4096
+	load test_helper/workload
+	make_quiet_ext4 64
+	make_pii_files "$MNT/d" JO 100
+	sync
+	journal_nonzero_bytes "$IMG"
+	((JOURNAL_NONZERO > 0)) || fail "the journal held no data before the run"
 	run_traced_stdout -v --journal-only "$MNT"
 	assert_success
 	assert_output --regexp "^$MNT: journal checkpointed and discarded via (FS_IOC_CHKPT_JRNL|EXT4_IOC_CHECKPOINT)$"
 	run -1 grep -c FITRIM "$STRACE_LOG"
 	assert_output 0
+	unmount_test_fs
+	journal_nonzero_bytes "$IMG"
+	assert_equal "$JOURNAL_NONZERO" 0
 }
 
 @test "--dry-run --journal probes and changes nothing" {

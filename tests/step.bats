@@ -122,15 +122,22 @@ restore_slowed_loops() {
 # ---- tests ------------------------------------------------------------------
 
 @test "--step: a size that does not parse is refused before any ioctl" {
-	run -1 "$FSTRIM_EXT" --step 12X /
+	run_traced --step 12X /
+	assert_failure 1
 	assert_output --partial "failed to parse step: '12X'"
+	assert_no_trim_ioctl
+	[[ ! -s $STRACE_LOG ]] || fail "ioctls before the refusal: $(cat "$STRACE_LOG")"
 }
 
 @test "--help, the man page and the completion describe --step" {
 	run -0 "$FSTRIM_EXT" --help
 	assert_line --regexp '^ +--step <num> '
-	run -0 grep -c -- 'step' "$top_srcdir/man/fstrim-ext.8.in"
-	run -0 grep -c -- '--step' "$top_srcdir/bash-completion/fstrim-ext"
+	run -0 grep -cxF -- '.BR \-\-step " \fInum\fR"' "$top_srcdir/man/fstrim-ext.8.in"
+	assert_output 1
+	# shellcheck disable=SC2016  # expanded by the inner bash
+	run -0 bash -c 'source "$1"; COMP_WORDS=(fstrim-ext --ste); COMP_CWORD=1
+		_fstrim_ext; printf "%s\n" "${COMPREPLY[@]}"' bash "$top_srcdir/bash-completion/fstrim-ext"
+	assert_output --step
 }
 
 # ranges_as_fstrim SIZE_MB BLOCK_SIZE MIN_RANGES ARGS...: on two copies

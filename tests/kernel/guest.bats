@@ -193,9 +193,13 @@ crash() {
 # under way): it waits in the freeze, and completes after the thaw.
 # bats test_tags=root
 @test "[patch 1] FS_IOC_CHKPT_JRNL waits while the filesystem is frozen" {
-	local out=$BATS_TEST_TMPDIR/answer pid state='' i
+	local out=$BATS_TEST_TMPDIR/answer pid state='' i before frozen
 
+	# transactions in the journal, which the ioctl would discard
+	yes FREEZE-MARKER | head -c 1M > "$MNT/main/frozen"
+	sync
 	fsfreeze -f "$MNT/main"
+	before=$(journal_nonzero /dev/ubda)
 	"$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 1 > "$out" &
 	pid=$!
 	# until the probe has ended (Z, gone) or sleeps uninterruptibly (D:
@@ -205,13 +209,21 @@ crash() {
 		[[ $state == [DZ] || $state == gone ]] && break
 		sleep 0.05
 	done
-	local during
+	local during wchan
+	wchan=$(cat "/proc/$pid/wchan" 2>/dev/null) || wchan=gone
+	# a D state of its own (a read) is no wait in the freeze: the journal
+	# must not have changed
+	frozen=$(journal_nonzero /dev/ubda)
 	during=$(cat "$out")
 	fsfreeze -u "$MNT/main"
 	wait "$pid" || true
-	echo "while frozen: state $state, answer '${during}'; after the thaw: '$(cat "$out")'"
+	rm -f "$MNT/main/frozen"
+	echo "while frozen: state $state in $wchan, answer '${during}'," \
+		"journal $before then $frozen non-zero bytes; after the thaw: '$(cat "$out")'"
 	[ "$state" = D ]
 	[ -z "$during" ]
+	[ "$before" -gt 0 ]
+	[ "$frozen" -eq "$before" ]
 	run -0 cat "$out"
 	assert_output 0
 }
