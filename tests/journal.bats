@@ -360,3 +360,43 @@ count_held_lines() {
 	write_table "$BATS_TEST_TMPDIR/table" "$MNT"
 	run -32 --separate-stderr "$FSTRIM_EXT" --journal -I "$BATS_TEST_TMPDIR/table"
 }
+
+# ignoring_disk_with_journal: an ext4 on attach_discard_ignoring_disk whose
+# journal holds transactions (checked): sets IMG to the FUSE disk's file,
+# read past the FUSE server and the loop device.
+ignoring_disk_with_journal() {
+	attach_discard_ignoring_disk 64
+	IMG="$BATS_TEST_TMPDIR/disk.img"
+	mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
+		"$LOOPDEV" >/dev/null
+	track_mount -o noatime,noinit_itable "$LOOPDEV" "$MNT"
+	make_pii_files "$MNT/d" IGNJ 100
+	sync
+	journal_nonzero_bytes "$IMG"
+	((JOURNAL_NONZERO > 0)) || fail "the journal held no data before the run"
+}
+
+# The discard of --journal-only leaves the journal's data on such a device,
+# and so does --journal-erase=zeroout: jbd2 zeroes with write-zeroes that
+# may unmap, which a loop device turns into PUNCH_HOLE, ignored here as a
+# discard. The read-back after either finds the data, says so, and zeroes
+# it with BLKZEROOUT (write-zeroes that may not unmap).
+#
+# verified_journal_erase ERASE DONE: --journal-only --journal-erase=ERASE on
+# ignoring_disk_with_journal; the -v line says DONE ("discarded", "zeroed").
+verified_journal_erase() {
+	ignoring_disk_with_journal
+	run -0 --separate-stderr "$FSTRIM_EXT" -v --journal-only --journal-erase="$1" "$MNT"
+	assert_output --regexp "^$MNT: journal checkpointed and $2 via [A-Z_0-9]+; [1-9][0-9]* blocks read back with data, zeroed via (EXT4_IOC_CHECKPOINT ZEROOUT|BLKZEROOUT)\$"
+	umount "$MNT"
+	journal_nonzero_bytes "$IMG"
+	assert_equal "$JOURNAL_NONZERO" 0
+}
+
+@test "a device that ignores discard: --journal-only finds the discarded journal holding data and zeroes it" {
+	verified_journal_erase discard discarded
+}
+
+@test "a device that ignores discard: --journal-erase=zeroout finds the journal holding data and zeroes it" {
+	verified_journal_erase zeroout zeroed
+}
