@@ -80,17 +80,25 @@ EOT
 	assert_output ""
 }
 
-@test "lint: a call of a helper that ends with an unchecked run is a run" {
+@test "lint: a call of a helper that ends with an unchecked run is a run; one of another helper that runs ends it" {
 	check_file helper.bats <<'EOT'
 helper() {
 	run false
 }
 
+checked_helper() {
+	run -0 true
+}
+
 %test "helper" {
 	helper
 	assert_output ""
+	run false
+	checked_helper
+	assert_success
 }
 EOT
 	assert_failure 1
-	assert_output "$BATS_TEST_TMPDIR/helper.bats:6: run without a check of its status"
+	assert_output "$BATS_TEST_TMPDIR/helper.bats:10: run without a check of its status
+$BATS_TEST_TMPDIR/helper.bats:12: run without a check of its status"
 }

@@ -6,7 +6,9 @@
 # [[ $status ..., (( status ...), an assert_equal of $status, or a copy of
 # it for a later test (rc=$status).
 # A helper function that ends with an unchecked run (such as run_traced)
-# leaves the check to its callers: a call of it counts as a run. setup and
+# leaves the check to its callers: a call of it counts as a run; a call of
+# any other function that runs `run` (such as sandbox_run) overwrites
+# $status, so it ends the scope of the run before it. setup and
 # teardown are no helpers: they are checked as tests are. Here-documents
 # are text, not commands.
 
@@ -35,6 +37,14 @@ function heredoc_end(s) {
 	s = substr(s, RSTART + 2, RLENGTH - 2)
 	gsub(/[-'" \t]/, "", s)
 	return s
+}
+
+# whether s starts with a call of a function that runs `run` itself
+function starts_runner(s,    w) {
+	sub(/^[ \t]*([A-Za-z_][A-Za-z0-9_]*=[^ \t]* +)*/, "", s)
+	w = s
+	sub(/[ \t].*/, "", w)
+	return (w in runner) && !(w in wrapper)
 }
 
 # run -N and run ! check the status themselves
@@ -87,9 +97,20 @@ function scan(report,    i, s, args, pending, fn, found, heredoc) {
 		}
 		if (is_check(s))
 			pending = ""
+		if (pending != "" && starts_runner(s)) {
+			if (report) {
+				print pending ": run without a check of its status"
+				bad++
+			}
+			pending = ""
+		}
 		args = run_args(s)
 		if (args == "")
 			continue
+		if (fn != "" && !(fn in runner)) {
+			runner[fn] = 1
+			found++
+		}
 		if (pending != "" && report) {
 			print pending ": run without a check of its status"
 			bad++
