@@ -54,7 +54,7 @@ remnants_on() {
 	# so what is left is what fstrim-ext did
 	MOUNT_OPTS=nodiscard make_loop_fs btrfs 512
 	delete_unsynced 40
-	run remnants_on "$LOOPDEV"
+	run -0 remnants_on "$LOOPDEV"
 	read -r names contents <<<"$output"
 	((names > 0 && contents > 0)) || fail "the deletion left $output: expected remnants"
 
@@ -67,7 +67,7 @@ remnants_on() {
 		"$BATS_TEST_TMPDIR/strace.log"
 	assert_equal "$(sed -E 's/^[0-9]+ +//; s/ioctl\([0-9]+, //' <<<"$output" | paste -sd,)" \
 		syncfs,FITRIM,BTRFS_IOC_SYNC,FITRIM
-	run remnants_on "$LOOPDEV"
+	run -0 remnants_on "$LOOPDEV"
 	assert_output "0 0"
 	# the kept files are all there
 	run -0 sh -c "cat '$MNT'/d/KEEPNAME-* | grep -o 'KEEPCONT[0-9]*' | sort -u | wc -l"
@@ -107,7 +107,7 @@ remnants_on() {
 	MOUNT_OPTS=nodiscard make_loop_fs btrfs 512
 	delete_unsynced 40
 	sync -f "$MNT"
-	run remnants_on "$LOOPDEV"
+	run -0 remnants_on "$LOOPDEV"
 	read -r names contents <<<"$output"
 	((names > 0 && contents > 0)) || fail "the deletion left $output: expected remnants"
 
@@ -118,7 +118,7 @@ remnants_on() {
 	# read-only: no discard, no commit, no write but the report's to stdout
 	run grep -E 'FITRIM|BTRFS_IOC_SYNC|syncfs|[^_]sync\(|write\([^1]|pwrite64' "$BATS_TEST_TMPDIR/audit.log"
 	assert_failure
-	run remnants_on "$LOOPDEV"
+	run -0 remnants_on "$LOOPDEV"
 	assert_output "$names $contents"
 
 	run -0 "$FSTRIM_EXT" --journal "$MNT"
@@ -127,7 +127,7 @@ remnants_on() {
 		"done false 0"
 	(($(jq -r '.filesystems[0].audit_free_read_bytes' <<<"$output") > 256 << 20)) ||
 		fail "too little free space read: $output"
-	run remnants_on "$LOOPDEV"
+	run -0 remnants_on "$LOOPDEV"
 	assert_output "0 0"
 }
 
@@ -149,7 +149,7 @@ remnants_on() {
 		"failed data-left"
 	run -2 "$FSTRIM_EXT" --audit "$MNT"
 	assert_output --regexp "^$MNT: audit: deleted data found; free space: [1-9][0-9]* blocks hold data, "
-	run remnants_on "$LOOPDEV"
+	run -0 remnants_on "$LOOPDEV"
 	read -r names contents <<<"$output"
 	((names > 0 && contents > 0)) || fail "the ignored discard should have left remnants: $output"
 }

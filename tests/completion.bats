@@ -51,29 +51,29 @@ proc_types() {
 }
 
 @test "completion completes a long option" {
-	run comp fstrim-ext --jo
+	run -0 comp fstrim-ext --jo
 	assert_output "--journal
 --journal-erase
 --journal-only"
-	run comp fstrim-ext --qu
+	run -0 comp fstrim-ext --qu
 	assert_output --quiet-unsupported
 }
 
 @test "completion offers the --journal-erase methods, also after =" {
-	run comp fstrim-ext --journal-erase ''
+	run -0 comp fstrim-ext --journal-erase ''
 	assert_output "discard
 zeroout"
-	run comp fstrim-ext --journal-erase = ''
+	run -0 comp fstrim-ext --journal-erase = ''
 	assert_output "discard
 zeroout"
-	run comp fstrim-ext -j --journal-erase = z
+	run -0 comp fstrim-ext -j --journal-erase = z
 	assert_output zeroout
 }
 
 @test "completion offers size suffixes after a number" {
 	local opt
 	for opt in -o --offset -l --length -m --minimum; do
-		run comp fstrim-ext "$opt" 4
+		run -0 comp fstrim-ext "$opt" 4
 		assert_line 4
 		assert_line 4KiB
 		assert_line 4K
@@ -82,34 +82,34 @@ zeroout"
 		assert_line 4EB
 		refute_line --regexp '^[^4]'
 	done
-	run comp fstrim-ext --minimum = 1.5
+	run -0 comp fstrim-ext --minimum = 1.5
 	assert_line 1.5MiB
-	run comp fstrim-ext -o ''
+	run -0 comp fstrim-ext -o ''
 	assert_output ''
-	run comp fstrim-ext -o x
+	run -0 comp fstrim-ext -o x
 	assert_output ''
 }
 
 @test "completion offers the kernel's filesystem types for -t" {
 	local type
-	run comp fstrim-ext -t ''
+	run -0 comp fstrim-ext -t ''
 	for type in $(proc_types); do
 		assert_line "$type"
 		assert_line "no$type"
 	done
-	run comp fstrim-ext --types ext
+	run -0 comp fstrim-ext --types ext
 	refute_line --regexp '^[^e]'
 	assert_line ext4
 }
 
 @test "completion completes the last type of a -t list" {
-	run comp fstrim-ext -t ext4,
+	run -0 comp fstrim-ext -t ext4,
 	assert_line --regexp '^ext4,[a-z]'
 	refute_line ext4,ext4	# already in the list
-	run comp fstrim-ext --types = ext4,noex
+	run -0 comp fstrim-ext --types = ext4,noex
 	assert_line --regexp '^ext4,noext'
 	refute_line --regexp '^[^e]|^ext4,[^n]'
-	run comp fstrim-ext -t ext4,noe
+	run -0 comp fstrim-ext -t ext4,noe
 	assert_line --regexp '^ext4,noext'
 	refute_line --regexp '^ext4,[^n]'
 }
@@ -118,16 +118,16 @@ zeroout"
 	local d="$BATS_TEST_TMPDIR/tables"
 	mkdir -p "$d"
 	touch "$d/fstab.a" "$d/fstab.b" "$d/other"
-	run comp fstrim-ext -I "$d/fst"
+	run -0 comp fstrim-ext -I "$d/fst"
 	assert_output "$d/fstab.a
 $d/fstab.b"
 	# bash splits "-I /x:/y" into -I /x : /y and replaces only "/y"
-	run comp fstrim-ext -I /etc/fstab : "$d/o"
+	run -0 comp fstrim-ext -I /etc/fstab : "$d/o"
 	assert_output "$d/other"
-	run comp fstrim-ext --listed-in = /etc/fstab : "$d/fstab."
+	run -0 comp fstrim-ext --listed-in = /etc/fstab : "$d/fstab."
 	assert_output "$d/fstab.a
 $d/fstab.b"
-	run comp fstrim-ext --listed-in = "$d/fstab."
+	run -0 comp fstrim-ext --listed-in = "$d/fstab."
 	assert_output "$d/fstab.a
 $d/fstab.b"
 }
@@ -143,22 +143,35 @@ $d/fstab.b"
 }
 
 # bats test_tags=root
-@test "completion offers the mountpoints that show a filesystem root" {
+@test "completion offers the mountpoints fstrim-ext accepts: btrfs subvolumes, no bind mount of a directory" {
 	require_root
-	require_cmd unshare
-	# in a private mount namespace, so that no other mount comes or goes
-	# shellcheck disable=SC2016
-	run unshare -m --propagation private bash -c '
-		source "$1"
-		COMP_WORDS=(fstrim-ext "")
-		COMP_CWORD=1
-		_fstrim_ext
-		diff <(printf "%s\n" "${COMPREPLY[@]}" | sort) \
-			<(findmnt -rn -o TARGET,FSROOT | awk "\$2 == \"/\" { print \$1 }" |
-				while read -r t; do printf "%b\n" "$t"; done | sort)' bash "$COMPLETION"
-	assert_success
-	assert_output ''
-	run comp fstrim-ext -v /pro
+	require_cmd btrfs mkfs.btrfs
+	local top subvol ext bind target
+	local -a accepted=()
+	make_loop_fs btrfs 256
+	top=$MNT
+	run -0 btrfs subvolume create "$top/sv"
+	subvol="$BATS_TEST_TMPDIR/subvol"
+	mkdir "$subvol"
+	track_mount -o subvol=sv "$LOOPDEV" "$subvol"
+	make_loop_fs ext4 64
+	ext=$MNT
+	mkdir "$ext/dir"
+	bind="$BATS_TEST_TMPDIR/bind"
+	mkdir "$bind"
+	track_mount --bind "$ext/dir" "$bind"
+
+	# what the command itself takes
+	for target in "$top" "$subvol" "$ext" "$bind"; do
+		if "$FSTRIM_EXT" -n "$target" >/dev/null 2>&1; then
+			accepted+=("$target")
+		fi
+	done
+	[[ " ${accepted[*]} " == *" $subvol "* ]] || fail "fstrim-ext -n refuses the subvolume mount"
+	[[ " ${accepted[*]} " != *" $bind "* ]] || fail "fstrim-ext -n takes the bind mount"
+	run -0 comp fstrim-ext "$BATS_TEST_TMPDIR/"
+	assert_output "$(printf '%s\n' "${accepted[@]}" | sort)"
+	run -0 comp fstrim-ext -v /pro
 	assert_output /proc
 }
 
@@ -183,12 +196,12 @@ $d/fstab.b"
 }
 
 @test "completion offers no mountpoint with -a, -A or -I, and nothing after -h" {
-	run comp fstrim-ext -a ''
+	run -0 comp fstrim-ext -a ''
 	assert_output ''
-	run comp fstrim-ext --fstab -v ''
+	run -0 comp fstrim-ext --fstab -v ''
 	assert_output ''
-	run comp fstrim-ext -I /etc/fstab ''
+	run -0 comp fstrim-ext -I /etc/fstab ''
 	assert_output ''
-	run comp fstrim-ext -h ''
+	run -0 comp fstrim-ext -h ''
 	assert_output ''
 }

@@ -39,13 +39,13 @@ same_as_fstrim() {
 	t_out=$(normalise <<<"$output")
 	t_err=$(normalise <<<"$stderr")
 	run --separate-stderr "$FSTRIM_EXT" "$@"
-	local o_out o_err
+	local o_status=$status o_out o_err
 	if [[ $verbose == yes ]]; then
 		output=$(grep -v ': skipped: ' <<<"$output" || true)
 	fi
 	o_out=$(normalise <<<"$output")
 	o_err=$(normalise <<<"$stderr")
-	ours="status $status"$'\n'"$o_out"$'\n--stderr--\n'"$o_err"
+	ours="status $o_status"$'\n'"$o_out"$'\n--stderr--\n'"$o_err"
 	theirs="status $t_status"$'\n'"$t_out"$'\n--stderr--\n'"$t_err"
 	if [[ "$ours" != "$theirs" ]]; then
 		fail "fstrim-ext $* differs from fstrim:"$'\n'"--- fstrim"$'\n'"$theirs"$'\n'"--- fstrim-ext"$'\n'"$ours"

@@ -22,13 +22,22 @@ unmount_test_fs() {
 	umount "$MNT"
 }
 
-# journal_nonzero_bytes IMG: bytes of the journal, after its superblock,
-# that are not zero.
+# journal_nonzero_bytes IMG: sets JOURNAL_NONZERO to the bytes of the
+# journal, after its superblock, that are not zero; fails the test when
+# debugfs does not dump the whole journal.
 journal_nonzero_bytes() {
-	local dump="$BATS_TEST_TMPDIR/journal.dump" bs
+	local dump="$BATS_TEST_TMPDIR/journal.dump" bs blocks size
+	rm -f "$dump"
 	bs=$(dumpe2fs -h "$1" 2>/dev/null | awk -F: '/^Block size/ { gsub(/ /, "", $2); print $2 }')
+	blocks=$(dumpe2fs -h "$1" 2>/dev/null |
+		awk -F: '/^Total journal blocks/ { gsub(/ /, "", $2); print $2 }')
+	[[ $bs =~ ^[0-9]+$ && $blocks =~ ^[0-9]+$ ]] ||
+		fail "dumpe2fs shows no block size or journal length for $1"
 	debugfs -R "dump <8> $dump" "$1" >/dev/null 2>&1
-	tail -c +"$((bs + 1))" "$dump" | tr -d '\0' | wc -c
+	size=$(stat -c %s "$dump" 2>/dev/null) || fail "debugfs did not dump the journal of $1"
+	((size == bs * blocks && blocks > 1)) ||
+		fail "the journal dump of $1 has $size bytes, not $((bs * blocks))"
+	JOURNAL_NONZERO=$(tail -c +"$((bs + 1))" "$dump" | tr -d '\0' | wc -c)
 }
 
 @test "--journal: no deleted name or content of a synced deletion stays on the device" {
@@ -41,18 +50,18 @@ journal_nonzero_bytes() {
 	sync
 
 	# the deletion alone leaves the names and contents readable
-	run count_on_image "$IMG" 'PII-SSN-GONE'
+	run -0 count_on_image "$IMG" 'PII-SSN-GONE'
 	((output > 0)) || fail "expected deleted names on the image before the run"
-	run count_on_image "$IMG" 'CONTENT-GONE'
+	run -0 count_on_image "$IMG" 'CONTENT-GONE'
 	((output > 0)) || fail "expected deleted contents on the image before the run"
 
 	run -0 --separate-stderr "$FSTRIM_EXT" -v --journal "$MNT"
 	assert_output --regexp "^$MNT: .* \([0-9]+ bytes\) trimmed, journal checkpointed and discarded via (FS_IOC_CHKPT_JRNL|EXT4_IOC_CHECKPOINT)$"
 
 	unmount_test_fs
-	run count_on_image "$IMG" 'PII-SSN-GONE'
+	run -0 count_on_image "$IMG" 'PII-SSN-GONE'
 	assert_output 0
-	run count_on_image "$IMG" 'CONTENT-GONE'
+	run -0 count_on_image "$IMG" 'CONTENT-GONE'
 	assert_output 0
 	run -0 e2fsck -fn "$IMG"
 
@@ -66,21 +75,21 @@ journal_nonzero_bytes() {
 	run_traced_stdout -v --journal "$MNT"
 	assert_success
 	# strace names the ioctls by number: size 8 is FS_IOC_CHKPT_JRNL, 4 EXT4_IOC_CHECKPOINT
-	run grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x8\)' "$STRACE_LOG"
+	run -0 grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x8\)' "$STRACE_LOG"
 	assert_output 1
 	if [[ -e /sys/fs/ext4/features/chkpt_jrnl ]]; then
-		run grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x4\)' "$STRACE_LOG"
+		run -1 grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x4\)' "$STRACE_LOG"
 		assert_output 0
 	else
 		run grep -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x8\).*ENOTTY' "$STRACE_LOG"
 		assert_success
-		run grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x4\).* = 0$' "$STRACE_LOG"
+		run -0 grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x4\).* = 0$' "$STRACE_LOG"
 		assert_output 1
 		run -0 --separate-stderr "$FSTRIM_EXT" -v --journal "$MNT"
 		assert_output --partial "via EXT4_IOC_CHECKPOINT"
 	fi
 	# syncfs, FITRIM, the journal, FITRIM again
-	run grep -c FITRIM "$STRACE_LOG"
+	run -0 grep -c FITRIM "$STRACE_LOG"
 	assert_output 2
 }
 
@@ -91,11 +100,13 @@ journal_nonzero_bytes() {
 	make_quiet_ext4 128
 	make_pii_files "$MNT/d" J 200
 	sync
+	journal_nonzero_bytes "$IMG"
+	((JOURNAL_NONZERO > 0)) || fail "the journal held no data before the run"
 	run -0 "$FSTRIM_EXT" --journal "$MNT"
 	assert_output ""
 	unmount_test_fs
-	run journal_nonzero_bytes "$IMG"
-	assert_output 0
+	journal_nonzero_bytes "$IMG"
+	assert_equal "$JOURNAL_NONZERO" 0
 	run -0 e2fsck -fn "$IMG"
 }
 
@@ -106,21 +117,31 @@ journal_nonzero_bytes() {
 	make_quiet_ext4 128
 	make_pii_files "$MNT/d" Z 200
 	sync
+	journal_nonzero_bytes "$IMG"
+	((JOURNAL_NONZERO > 0)) || fail "the journal held no data before the run"
 	run -0 --separate-stderr "$FSTRIM_EXT" -v --journal-erase=zeroout "$MNT"
 	assert_output --regexp "^$MNT: .* trimmed, journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT$"
 	unmount_test_fs
-	run journal_nonzero_bytes "$IMG"
-	assert_output 0
+	journal_nonzero_bytes "$IMG"
+	assert_equal "$JOURNAL_NONZERO" 0
 	run -0 e2fsck -fn "$IMG"
 }
 
 @test "--journal-only erases the journal and issues no FITRIM" {
-	make_loop_fs ext4 64 -b 4096
+	load test_helper/workload
+	make_quiet_ext4 64
+	make_pii_files "$MNT/d" JO 100
+	sync
+	journal_nonzero_bytes "$IMG"
+	((JOURNAL_NONZERO > 0)) || fail "the journal held no data before the run"
 	run_traced_stdout -v --journal-only "$MNT"
 	assert_success
 	assert_output --regexp "^$MNT: journal checkpointed and discarded via (FS_IOC_CHKPT_JRNL|EXT4_IOC_CHECKPOINT)$"
-	run grep -c FITRIM "$STRACE_LOG"
+	run -1 grep -c FITRIM "$STRACE_LOG"
 	assert_output 0
+	unmount_test_fs
+	journal_nonzero_bytes "$IMG"
+	assert_equal "$JOURNAL_NONZERO" 0
 }
 
 @test "--dry-run --journal probes and changes nothing" {
@@ -133,11 +154,11 @@ journal_nonzero_bytes() {
 	run_traced --dry-run --journal "$MNT"
 	assert_success
 	assert_output "$MNT: 0 B (dry run) trimmed, journal discard possible via EXT4_IOC_CHECKPOINT (dry run)"
-	run grep -c FITRIM "$STRACE_LOG"
+	run -1 grep -c FITRIM "$STRACE_LOG"
 	assert_output 0
 	# FS_IOC_CHKPT_JRNL is probed with its own dry run, which this
 	# kernel does not have
-	run grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x8\), 0x[0-9a-f]+\) = -1 ENOTTY' "$STRACE_LOG"
+	run -0 grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x8\), 0x[0-9a-f]+\) = -1 ENOTTY' "$STRACE_LOG"
 	assert_output 1
 	sync
 	[[ $(sha256sum <"$IMG") == "$before" ]] || fail "the image changed in a dry run"
@@ -182,9 +203,9 @@ journal_nonzero_bytes() {
 	rm -rf "$MNT/gone"
 	run -0 "$FSTRIM_EXT" --journal "$MNT"
 	unmount_test_fs
-	run count_on_image "$IMG" 'DJGONE'
+	run -0 count_on_image "$IMG" 'DJGONE'
 	assert_output 0
-	run count_on_image "$IMG" 'CONTENT-DJKEEP'
+	run -0 count_on_image "$IMG" 'CONTENT-DJKEEP'
 	((output > 0)) || fail "kept contents are missing"
 	run -0 e2fsck -fn "$IMG"
 }
@@ -208,7 +229,8 @@ journal_nonzero_bytes() {
 	[[ $(sha256sum <"$IMG") == "$before" ]] || fail "the read-only filesystem's image changed"
 	# FITRIM alone stays as fstrim has it
 	run_traced_stdout "$MNT"
-	run grep -c FITRIM "$STRACE_LOG"
+	assert_success
+	run -0 grep -c FITRIM "$STRACE_LOG"
 	assert_output 1
 }
 
@@ -377,4 +399,48 @@ fstrim-ext: interrupted by SIGTERM"
 	assert_equal "$(jq -r '.filesystems[0].journal' <<<"$output")" "done"
 	assert_equal "$(jq -r '.filesystems[0].error' <<<"$output")" \
 		"FITRIM after the journal checkpoint: not done: interrupted"
+}
+
+# ignoring_disk_with_journal: an ext4 on attach_discard_ignoring_disk whose
+# journal holds transactions (checked): sets IMG to the FUSE disk's file,
+# read past the FUSE server and the loop device.
+ignoring_disk_with_journal() {
+	attach_discard_ignoring_disk 64
+	IMG="$BATS_TEST_TMPDIR/disk.img"
+	mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
+		"$LOOPDEV" >/dev/null
+	track_mount -o noatime,noinit_itable "$LOOPDEV" "$MNT"
+	make_pii_files "$MNT/d" IGNJ 100
+	sync
+	journal_nonzero_bytes "$IMG"
+	((JOURNAL_NONZERO > 0)) || fail "the journal held no data before the run"
+}
+
+# The discard of --journal-only leaves the journal's data on such a device,
+# and so does --journal-erase=zeroout: jbd2 zeroes with write-zeroes that
+# may unmap, which a loop device turns into PUNCH_HOLE, ignored here as a
+# discard. The read-back after either finds the data, erases once more
+# with EXT4_IOC_CHECKPOINT ZEROOUT (ignored the same way), and says that
+# the data stays: status 1. Nothing else is tried (no freeze, no write to
+# the device), and what the run said is so: the journal holds data.
+#
+# unerased_journal ERASE DONE: --journal-only --journal-erase=ERASE on
+# ignoring_disk_with_journal; the -v line says DONE ("discarded", "zeroed").
+unerased_journal() {
+	ignoring_disk_with_journal
+	run -1 --separate-stderr "$FSTRIM_EXT" -v --journal-only --journal-erase="$1" "$MNT"
+	assert_output --regexp "^$MNT: journal checkpointed and $2 via [A-Z_0-9]+; [1-9][0-9]* blocks still hold data after EXT4_IOC_CHECKPOINT ZEROOUT too\$"
+	[[ $stderr =~ "fstrim-ext: $MNT: "[1-9][0-9]*" journal blocks still hold data after the erase and EXT4_IOC_CHECKPOINT ZEROOUT" ]] ||
+		fail "stderr: $stderr"
+	umount "$MNT"
+	journal_nonzero_bytes "$IMG"
+	((JOURNAL_NONZERO > 0)) || fail "the run said data stays, and the journal reads zero"
+}
+
+@test "a device that ignores discard: --journal-only finds the discarded journal holding data and fails" {
+	unerased_journal discard discarded
+}
+
+@test "a device that ignores discard: --journal-erase=zeroout finds the journal holding data and fails" {
+	unerased_journal zeroout zeroed
 }

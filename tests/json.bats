@@ -101,7 +101,7 @@ remount_test_fs() {
 	assert_equal "$(json_of "$JSON" '.filesystems[0].dry_run')" true
 	assert_equal "$(json_of "$JSON" '.filesystems[0].trim')" dry-run
 	assert_equal "$(json_of "$JSON" '.filesystems[0].trimmed')" 0
-	run grep -c '(dry run) trimmed' "$JSON"
+	run -1 grep -c '(dry run) trimmed' "$JSON"
 	assert_output 0
 }
 
@@ -121,6 +121,7 @@ remount_test_fs() {
 	assert_equal "$(json_of "$JSON" '.filesystems[0].journal_interface')" "$iface"
 
 	run_json --json --journal-erase=zeroout "$MNT"
+	assert_equal "$status" 0
 	assert_equal "$(json_of "$JSON" '.filesystems[0].journal_erase')" zeroout
 	assert_equal "$(json_of "$JSON" '.filesystems[0].journal_interface')" EXT4_IOC_CHECKPOINT
 }
@@ -230,6 +231,7 @@ assert_strict_json() {
 	assert_equal "$(json_of "$JSON" '.filesystems[0].warnings | tojson')" "[]"
 
 	run_json --json -n "$MNT"
+	assert_equal "$status" 0
 	assert_strict_json "$JSON"
 	assert_equal "$(json_of "$JSON" '.filesystems[0].warnings | tojson')" "[]"
 	assert_equal "$(json_of "$JSON" '.warnings | tojson')" "[]"
@@ -280,6 +282,7 @@ assert_strict_json() {
 	printf '%s\n' "$LOOPDEV $dir ext4 defaults 0 0" "$LOOPDEV $dir/none ext4 defaults 0 0" \
 		>"$BATS_TEST_TMPDIR/fstab"
 	run_json --json -n -I "$BATS_TEST_TMPDIR/fstab"
+	assert_equal "$status" 0
 	assert_strict_json "$JSON"
 	assert_equal "$(json_of "$JSON" '[.filesystems[].target] | join(" ")')" \
 		"$BATS_TEST_TMPDIR/bad\\xff\\xfename\\x5cx41/none $BATS_TEST_TMPDIR/bad\\xff\\xfename\\x5cx41"

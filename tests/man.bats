@@ -46,12 +46,12 @@ teardown() {
 @test "man page: carries the version of fstrim-ext --version" {
 	local version
 	version=$("$FSTRIM_EXT" --version | head -n1 | grep -oE '[0-9]+(\.[0-9]+)+[^ ]*' | tail -n1)
-	run grep -c '@PACKAGE_VERSION@' "$top_srcdir/man/fstrim-ext.8.in"
+	run -0 grep -c '@PACKAGE_VERSION@' "$top_srcdir/man/fstrim-ext.8.in"
 	assert_output 1
 	# the page make built, when there is one
 	built="${top_builddir:-$top_srcdir}/man/fstrim-ext.8"
 	[[ -f $built ]] || built=$PAGE
-	run grep -E '^\.TH ' "$built"
+	run -0 grep -E '^\.TH ' "$built"
 	assert_output --partial "\"fstrim-ext $version\""
 	refute_output --partial @
 }
@@ -91,16 +91,23 @@ teardown() {
 
 @test "completion: knows which options take a value, as --help says" {
 	local opt line
-	# the options that --help shows with <arg> must complete a value or nothing,
-	# never options; the others must let options follow
+	# the options that --help shows with <arg> must complete a value or
+	# nothing, never options; --help and --version end the command line;
+	# every other option must let options follow
 	while read -r line; do
 		opt=$(grep -oE -- '--[[:alnum:]][[:alnum:]-]*' <<<"$line" | head -n1)
+		# shellcheck disable=SC2016  # expanded by the inner bash
+		run -0 bash -c 'source "$1"; COMP_WORDS=(fstrim-ext "$2" -); COMP_CWORD=2
+			_fstrim_ext; printf "%s\n" "${COMPREPLY[@]}"' bash \
+			"$top_srcdir/bash-completion/fstrim-ext" "$opt"
 		if [[ $line == *"<"* ]]; then
-			run bash -c 'source "$1"; COMP_WORDS=(fstrim-ext "$2" -); COMP_CWORD=2
-				_fstrim_ext; printf "%s\n" "${COMPREPLY[@]}"' bash \
-				"$top_srcdir/bash-completion/fstrim-ext" "$opt"
 			[[ $'\n'$output != *$'\n'--* ]] ||
 				fail "$opt takes a value, the completion offers options"
+		elif [[ $opt == --help || $opt == --version ]]; then
+			[[ -z $output ]] || fail "the completion offers something after $opt: $output"
+		else
+			[[ $'\n'$output == *$'\n'--* ]] ||
+				fail "$opt takes no value, the completion offers no option after it"
 		fi
 	done < <("$FSTRIM_EXT" --help | grep -E '^ +(-[[:alnum:]], )?--')
 }

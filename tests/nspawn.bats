@@ -45,7 +45,7 @@ _journal_fs() {
 	rm -rf "$MNT/gone"
 	sync
 	umount "$MNT"
-	run count_in_journal "$LOOPDEV" PII-SSN-GONE
+	run -0 count_in_journal "$LOOPDEV" PII-SSN-GONE
 	refute_output 0
 	FSTAB="$BATS_TEST_TMPDIR/fstab"
 	echo "$LOOPDEV /srv/data ext4 defaults 0 0" >"$FSTAB"
@@ -71,12 +71,12 @@ _boot_with_journal_fs() {
 	_boot_with_journal_fs
 	run container systemctl start fstrim-ext.service
 	assert_success
-	run container journalctl -b -o cat -u fstrim-ext.service
+	run -0 container journalctl -b -o cat -u fstrim-ext.service
 	assert_line --regexp "^/srv/data: [0-9.]+ [KMG]?i?B \([0-9]+ bytes\) trimmed on $LOOPDEV, journal checkpointed and discarded via (FS_IOC_CHKPT_JRNL|EXT4_IOC_CHECKPOINT)\$"
 	nspawn_poweroff
-	run count_in_journal "$LOOPDEV" PII-SSN-GONE
+	run -0 count_in_journal "$LOOPDEV" PII-SSN-GONE
 	assert_output 0
-	run count_in_journal "$LOOPDEV" 'SSN: 078-05-'
+	run -0 count_in_journal "$LOOPDEV" 'SSN: 078-05-'
 	assert_output 0
 	# systemd-nspawn left nothing on the host
 	assert_equal "$(ls -d /run/systemd/nspawn 2>/dev/null || :)" "$rundir_before"
@@ -120,15 +120,15 @@ _boot_with_journal_fs() {
 	mapfile -t binds < <(nspawn_unit_binds)
 	nspawn_boot "${binds[@]}" --bind="$LOOPDEV"
 	# outside the service, the container's root may write to it
-	run container sh -c "exec 3>>$LOOPDEV && echo opened"
+	run -0 container sh -c "exec 3>>$LOOPDEV && echo opened"
 	assert_output opened
 	run container systemctl start fstrim-ext.service
 	assert_success
-	run container journalctl -b -o cat -u fstrim-ext.service
+	run -0 container journalctl -b -o cat -u fstrim-ext.service
 	assert_line 'probe write: refused'
 	assert_line 'probe read: done'	# libblkid still reads superblocks
 	nspawn_poweroff
-	run count_on_image "$BATS_TEST_TMPDIR/scratch.img" DEVICE-PROBE
+	run -0 count_on_image "$BATS_TEST_TMPDIR/scratch.img" DEVICE-PROBE
 	assert_output 0
 }
 
@@ -140,14 +140,14 @@ _boot_with_journal_fs() {
 	nspawn_boot "${binds[@]}"
 	run container systemctl enable --now fstrim-ext.timer
 	assert_success
-	run container systemctl list-timers --all --no-pager
+	run -0 container systemctl list-timers --all --no-pager
 	assert_line --regexp '^Mon [0-9-]+ 0[01]:[0-9:]+ [A-Z]+ .* fstrim-ext\.timer +fstrim-ext\.service$'
-	run container systemctl show -P NextElapseUSecRealtime fstrim-ext.timer
+	run -0 container systemctl show -P NextElapseUSecRealtime fstrim-ext.timer
 	assert_output --regexp '^Mon [0-9-]+ (00:[0-5][0-9]|01:[0-3][0-9]|01:40):[0-9]{2} '
 	# enabled, it is started again at the next boot
 	nspawn_poweroff
 	nspawn_boot "${binds[@]}"
-	run container systemctl is-active fstrim-ext.timer
+	run -0 container systemctl is-active fstrim-ext.timer
 	assert_output active
 }
 
@@ -168,11 +168,11 @@ _both_units() {
 	assert_success
 	nspawn_poweroff
 	nspawn_boot "${binds[@]}"
-	run container systemctl is-enabled fstrim.timer fstrim-ext.timer
+	run -0 container systemctl is-enabled fstrim.timer fstrim-ext.timer
 	assert_output $'enabled\nenabled'
-	run container systemctl is-active fstrim-ext.timer fstrim.timer
+	run -0 container systemctl is-active fstrim-ext.timer fstrim.timer
 	assert_output $'active\ninactive'
-	run container systemctl list-timers --no-pager
+	run -0 container systemctl list-timers --no-pager
 	assert_line --regexp ' fstrim-ext\.timer +fstrim-ext\.service$'
 	refute_line --regexp ' fstrim\.timer '
 }
@@ -183,10 +183,10 @@ _both_units() {
 	nspawn_boot "${binds[@]}"
 	container systemctl start fstrim-ext.timer
 	container systemctl start fstrim.timer
-	run container systemctl is-active fstrim-ext.timer fstrim.timer
+	run -0 container systemctl is-active fstrim-ext.timer fstrim.timer
 	assert_output $'inactive\nactive'
 	container systemctl start fstrim-ext.timer
-	run container systemctl is-active fstrim-ext.timer fstrim.timer
+	run -0 container systemctl is-active fstrim-ext.timer fstrim.timer
 	assert_output $'active\ninactive'
 }
 
@@ -206,11 +206,11 @@ _is_activating() {
 	nspawn_wait_for "fstrim.service to start" _is_activating fstrim.service
 	run container systemctl start fstrim-ext.service
 	assert_success
-	run container journalctl -b -o cat -u fstrim.service
+	run -0 container journalctl -b -o cat -u fstrim.service
 	assert_line --partial 'Stopped fstrim.service'
 	# stopped in ExecStartPre=, its command never ran
-	run container systemctl show -P ActiveState fstrim.service
+	run -0 container systemctl show -P ActiveState fstrim.service
 	assert_output --regexp '^(inactive|failed)$'
-	run container journalctl -b -o cat -u fstrim-ext.service
+	run -0 container journalctl -b -o cat -u fstrim-ext.service
 	assert_line --partial 'Finished fstrim-ext.service'
 }

@@ -55,7 +55,7 @@ _need_deb() {
 # bats test_tags=root
 @test "the package holds the command, the units, completion, man page and cron job" {
 	_need_deb
-	run dpkg-deb -c "$DEB"
+	run -0 dpkg-deb -c "$DEB"
 	assert_line --regexp '^-rwxr-xr-x root/root .* \./usr/sbin/fstrim-ext$'
 	assert_line --regexp '^-rw-r--r-- root/root .* \./lib/systemd/system/fstrim-ext\.service$'
 	assert_line --regexp '^-rw-r--r-- root/root .* \./lib/systemd/system/fstrim-ext\.timer$'
@@ -63,11 +63,11 @@ _need_deb() {
 	assert_line --regexp '^-rw-r--r-- root/root .* \./usr/share/man/man8/fstrim-ext\.8\.gz$'
 	assert_line --regexp '^-rwxr-xr-x root/root .* \./etc/cron\.weekly/fstrim-ext$'
 	dpkg-deb -x "$DEB" "$BATS_TEST_TMPDIR/x"
-	run grep -h '^ExecStart=\|^fstrim_ext=' "$BATS_TEST_TMPDIR/x/lib/systemd/system/fstrim-ext.service" \
+	run -0 grep -h '^ExecStart=\|^fstrim_ext=' "$BATS_TEST_TMPDIR/x/lib/systemd/system/fstrim-ext.service" \
 		"$BATS_TEST_TMPDIR/x/etc/cron.weekly/fstrim-ext"
 	assert_line --regexp '^ExecStart=/usr/sbin/fstrim-ext '
 	assert_line 'fstrim_ext=/usr/sbin/fstrim-ext'
-	run dpkg-deb --info "$DEB" conffiles
+	run -0 dpkg-deb --info "$DEB" conffiles
 	assert_output /etc/cron.weekly/fstrim-ext
 }
 
@@ -98,44 +98,44 @@ _named_paths() {
 		done
 		systemctl daemon-reload
 		systemctl enable --now fstrim.timer'
-	run container systemctl is-active fstrim.timer
+	run -0 container systemctl is-active fstrim.timer
 	assert_output active
 	before=$(_named_paths)
 
 	run container dpkg -i "/srv/deb/${DEB##*/}"
 	assert_success
 	# as Debian sets up fstrim.timer: enabled and started; fstrim.timer stopped
-	run container systemctl is-enabled fstrim-ext.timer fstrim.timer
+	run -0 container systemctl is-enabled fstrim-ext.timer fstrim.timer
 	assert_output $'enabled\nenabled'
-	run container systemctl is-active fstrim-ext.timer fstrim.timer fstrim-ext.service
+	run -0 container systemctl is-active fstrim-ext.timer fstrim.timer fstrim-ext.service
 	assert_output $'active\ninactive\ninactive'	# and nothing trimmed
-	run container fstrim-ext --version
+	run -0 container fstrim-ext --version
 	assert_output --regexp '^fstrim-ext [0-9]'
-	run container man -w fstrim-ext
+	run -0 container man -w fstrim-ext
 	assert_output /usr/share/man/man8/fstrim-ext.8.gz
 	# the cron job does nothing where systemd is the init
 	run container /etc/cron.weekly/fstrim-ext
 	assert_success
 	assert_output ''
-	run container journalctl -q -b -o cat -t fstrim-ext
+	run -0 container journalctl -q -b -o cat -t fstrim-ext
 	assert_output ''
 
 	nspawn_poweroff
 	nspawn_boot --bind-ro="$DEB_DIR:/srv/deb"
-	run container systemctl is-active fstrim-ext.timer fstrim.timer
+	run -0 container systemctl is-active fstrim-ext.timer fstrim.timer
 	assert_output $'active\ninactive'
 
 	run container dpkg -r fstrim-ext
 	assert_success
-	run container systemctl is-active fstrim-ext.timer fstrim.timer
+	run -0 container systemctl is-active fstrim-ext.timer fstrim.timer
 	assert_output $'inactive\nactive'	# fstrim.timer is back
-	run _named_paths
+	run -0 _named_paths
 	refute_line /usr/sbin/fstrim-ext
 	refute_line --regexp '^/(usr/)?lib/systemd/system/fstrim-ext\.'
 	assert_line /etc/cron.weekly/fstrim-ext	# a conffile stays until purge
 	run container dpkg -P fstrim-ext
 	assert_success
-	run _named_paths
+	run -0 _named_paths
 	assert_output "$before"
 	run container dpkg-query -W fstrim-ext
 	assert_failure

@@ -57,7 +57,7 @@ require_seccomp() {
 	$adev $BATS_TEST_TMPDIR/not-mounted ext4 defaults 0 0
 	EOT
 	run -0 "$FSTRIM_EXT" -v -I "$TAB"
-	run our_lines <<<"$output"
+	run -0 our_lines <<<"$output"
 	assert_output - <<-EOT
 	$c: skipped: X-fstrim.notrim is set
 	$BATS_TEST_TMPDIR/not-mounted: skipped: $adev is trimmed through $a
@@ -88,7 +88,7 @@ require_seccomp() {
 	track_mount "$LOOPDEV" "$BATS_TEST_TMPDIR/again"
 	track_mount --bind "$MNT/sub" "$BATS_TEST_TMPDIR/subbind"
 	run -0 "$FSTRIM_EXT" -n -a
-	run our_lines <<<"$output"
+	run -0 our_lines <<<"$output"
 	assert_output "$MNT: 0 B (dry run) trimmed on $LOOPDEV"
 }
 
@@ -96,10 +96,10 @@ require_seccomp() {
 	make_loop_fs ext4 64
 	mount -o remount,ro "$MNT"
 	run -0 "$FSTRIM_EXT" -n -a
-	run our_lines <<<"$output"
+	run -0 our_lines <<<"$output"
 	assert_output ""
 	run -0 fstrim -n -a
-	run our_lines <<<"$output"
+	run -0 our_lines <<<"$output"
 	assert_output ""
 }
 
@@ -131,7 +131,7 @@ require_seccomp() {
 	run -0 "$FSTRIM_EXT" -n -I "$TAB"
 	assert_output ""
 	run -0 "$FSTRIM_EXT" -n -I /proc/self/mountinfo
-	run our_lines <<<"$output"
+	run -0 our_lines <<<"$output"
 	assert_output "$under: 0 B (dry run) trimmed on $overdev"
 }
 
@@ -151,7 +151,7 @@ require_seccomp() {
 	local x=$MNT xdev=$LOOPDEV
 	printf '%s\n' "$edev $e ext4 defaults 0 0" "$xdev $x xfs defaults 0 0" >"$TAB"
 	run -0 "$FSTRIM_EXT" -v --journal -I "$TAB"
-	run our_lines <<<"$output"
+	run -0 our_lines <<<"$output"
 	assert_line --regexp "^$e: N trimmed on $edev, journal checkpointed and discarded via [A-Z_0-9]+$"
 	assert_line "$x: N trimmed on $xdev"
 	assert_line --partial "fstrim-ext: $x: the journal step is not supported: xfs keeps the names"
@@ -174,9 +174,9 @@ require_seccomp() {
 	assert_output "$MNT: journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT on $LOOPDEV"
 	run -0 grep -cx "fstrim-ext: $MNT: the discard operation is not supported" <<<"$stderr"
 
-	run --separate-stderr "$FSTRIM_EXT" --audit -I "$TAB"
+	run -0 --separate-stderr "$FSTRIM_EXT" --audit -I "$TAB"
 	assert_line --index 0 --regexp "^$MNT: "
-	run --separate-stderr "$FSTRIM_EXT" --json --audit -I "$TAB"
+	run -0 --separate-stderr "$FSTRIM_EXT" --json --audit -I "$TAB"
 	assert_equal "$(jq -r '.filesystems | length' <<<"$output")" 1
 	assert_equal "$(jq -r '.filesystems[0].target' <<<"$output")" "$MNT"
 	refute [ "$(jq -r '.filesystems[0].status' <<<"$output")" = skipped ]
@@ -258,10 +258,10 @@ make_tucked_mount() {
 	run -0 --separate-stderr "$FSTRIM_EXT" -v "$TUCKED"
 	assert_output --regexp "^$TUCKED: .* trimmed$"
 	run -0 "$FSTRIM_EXT" -n -I /proc/self/mountinfo
-	run our_lines <<<"$output"
+	run -0 our_lines <<<"$output"
 	assert_output "$TUCKED: 0 B (dry run) trimmed on $LOOPDEV"
 	run -0 fstrim -n -I /proc/self/mountinfo
-	run our_lines <<<"$output"
+	run -0 our_lines <<<"$output"
 	assert_output "$TUCKED: 0 B (dry run) trimmed on $LOOPDEV"
 }
 
@@ -276,7 +276,7 @@ make_tucked_mount() {
 	make_loop_fs xfs 320
 	local x=$MNT
 	# shellcheck disable=SC2016 # expanded by the inner shell
-	run unshare -m --propagation private bash -c '
+	run -0 unshare -m --propagation private bash -c '
 		umount -l /proc || exit 99
 		[[ ! -e /proc/self ]] || exit 98
 		"$1" -v "$2"; echo "status $?"

@@ -122,15 +122,22 @@ restore_slowed_loops() {
 # ---- tests ------------------------------------------------------------------
 
 @test "--step: a size that does not parse is refused before any ioctl" {
-	run -1 "$FSTRIM_EXT" --step 12X /
+	run_traced --step 12X /
+	assert_failure 1
 	assert_output --partial "failed to parse step: '12X'"
+	assert_no_trim_ioctl
+	[[ ! -s $STRACE_LOG ]] || fail "ioctls before the refusal: $(cat "$STRACE_LOG")"
 }
 
 @test "--help, the man page and the completion describe --step" {
 	run -0 "$FSTRIM_EXT" --help
 	assert_line --regexp '^ +--step <num> '
-	run -0 grep -c -- 'step' "$top_srcdir/man/fstrim-ext.8.in"
-	run -0 grep -c -- '--step' "$top_srcdir/bash-completion/fstrim-ext"
+	run -0 grep -cxF -- '.BR \-\-step " \fInum\fR"' "$top_srcdir/man/fstrim-ext.8.in"
+	assert_output 1
+	# shellcheck disable=SC2016  # expanded by the inner bash
+	run -0 bash -c 'source "$1"; COMP_WORDS=(fstrim-ext --ste); COMP_CWORD=1
+		_fstrim_ext; printf "%s\n" "${COMPREPLY[@]}"' bash "$top_srcdir/bash-completion/fstrim-ext"
+	assert_output --step
 }
 
 # ranges_as_fstrim SIZE_MB BLOCK_SIZE MIN_RANGES ARGS...: on two copies
@@ -551,4 +558,58 @@ run_slowly_in_pty() {
 		fail "size $(fs_size "$MNT"): $(cat "$doc")"
 	grep -q "$MNT: trimming interrupted by SIGTERM at byte 0 of $(fs_size "$MNT"): $(jq -r '.filesystems[0].trimmed' "$doc") bytes trimmed, the rest not" "$T/err" ||
 		fail "stderr: $(cat "$T/err")"
+}
+
+# discarded_ranges LOG: the ranges the FUSE disk was asked to discard
+# (fallocate with PUNCH_HOLE | KEEP_SIZE, 0x3), "OFFSET LENGTH" a line,
+# sorted.
+discarded_ranges() {
+	awk '$1 == "fallocate" && $3 == "0x3" { print $5, $7 }' "$1" | sort -n
+}
+
+# trim_fresh NAME COMMAND...: COMMAND MNT on a fresh mount (ext4 trims a
+# group once a mount, and frees what its allocator held at unmount); the
+# ranges discarded go to $T/NAME.
+trim_fresh() {
+	local name=$1
+	shift
+	umount "$MNT"
+	mount -o noatime,noinit_itable "$LOOPDEV" "$MNT"
+	: >"$T/fallocate.log"
+	run -0 "$@" "$MNT"
+	discarded_ranges "$T/fallocate.log" >"$T/$name"
+}
+
+# bats test_tags=root
+@test "--step 0 with -o, -l and -m discards the ranges util-linux fstrim does: free extents from -o to -o + -l, none shorter than -m" {
+	require_root
+	require_cmd fstrim
+	local o=$((4 << 20)) l=$((12 << 20)) m=$((64 << 10)) i
+	DISCARD_IGNORED_LOG=$T/fallocate.log attach_discard_ignoring_disk 64
+	mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
+		"$LOOPDEV" >/dev/null
+	track_mount -o noatime,noinit_itable "$LOOPDEV" "$MNT"
+	# free extents of 8 to 96 KiB between files, over the first 20 MiB
+	for ((i = 0; i < 400; i++)); do
+		head -c $(((i % 12 + 1) * 8192)) /dev/zero >"$MNT/f$i"
+	done
+	sync
+	for ((i = 1; i < 400; i += 2)); do
+		rm "$MNT/f$i"
+	done
+	sync
+
+	trim_fresh all fstrim
+	trim_fresh fstrim fstrim -o "$o" -l "$l" -m "$m"
+	trim_fresh ours "$FSTRIM_EXT" --step 0 -o "$o" -l "$l" -m "$m"
+	# the case tests something: extents outside the range, and short ones in it
+	awk -v o="$o" -v e="$((o + l))" -v m="$m" '
+		$1 + $2 <= o || $1 >= e { out++ }
+		$1 >= o && $1 + $2 <= e && $2 < m { short++ }
+		END { exit !(out && short) }' "$T/all" ||
+		fail "no free extent outside the range, or none shorter than -m in it: $(cat "$T/all")"
+	# fstrim's ranges start in the range and are -m long or longer
+	awk -v o="$o" -v e="$((o + l))" -v m="$m" '$1 < o || $1 >= e || $2 < m { bad++ }
+		END { exit bad || !NR }' "$T/fstrim" || fail "fstrim's ranges: $(cat "$T/fstrim")"
+	diff "$T/fstrim" "$T/ours" || fail "fstrim-ext discarded other ranges than fstrim"
 }

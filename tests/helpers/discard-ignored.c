@@ -11,6 +11,9 @@
  * Usage: discard-ignored IMAGE MOUNTPOINT
  * It returns once MOUNTPOINT/disk is mounted (so a test waits for the
  * command, not for a time), and serves in the background until unmounted.
+ * With DISCARD_IGNORED_LOG=FILE it appends a line to FILE for each
+ * fallocate, "fallocate mode MODE off OFFSET len LENGTH", so that a test
+ * can see the ranges discarded.
  */
 #define FUSE_USE_VERSION 31
 #include <errno.h>
@@ -24,6 +27,7 @@
 #include <unistd.h>
 
 static int image_fd = -1;
+static FILE *fallocate_log;
 static const char disk_path[] = "/disk";
 
 static int disk_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
@@ -87,8 +91,8 @@ static int disk_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 static int disk_fallocate(const char *path, int mode, off_t off, off_t len,
 			  struct fuse_file_info *fi)
 {
-	if (getenv("DISCARD_IGNORED_LOG"))
-		fprintf(stderr, "fallocate mode %#x off %lld len %lld\n", mode,
+	if (fallocate_log)
+		fprintf(fallocate_log, "fallocate mode %#x off %lld len %lld\n", mode,
 			(long long)off, (long long)len);
 	/* a discard: acknowledged, nothing done */
 	if (mode & FALLOC_FL_PUNCH_HOLE)
@@ -124,6 +128,15 @@ int main(int argc, char **argv)
 	if (image_fd < 0) {
 		perror(argv[1]);
 		return 1;
+	}
+	if (getenv("DISCARD_IGNORED_LOG")) {
+		/* opened before fuse_main() daemonizes and closes stderr */
+		fallocate_log = fopen(getenv("DISCARD_IGNORED_LOG"), "ae");
+		if (!fallocate_log) {
+			perror(getenv("DISCARD_IGNORED_LOG"));
+			return 1;
+		}
+		setvbuf(fallocate_log, NULL, _IOLBF, 0);
 	}
 	fargs[4] = argv[2];
 	/* not -f: fuse_main() mounts, then daemonizes */

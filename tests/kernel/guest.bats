@@ -94,10 +94,10 @@ crash_fs() {
 # crash MOUNTPOINT DEVICE: shut the filesystem down as a crash would leave it
 # (the journal keeps its committed transactions), unmount it
 crash() {
-	run "$KCHECK_PROBE" shutdown "$1"
+	run -0 "$KCHECK_PROBE" shutdown "$1"
 	assert_output 0
 	umount "$1"
-	run dumpe2fs -h "$2"
+	run -0 dumpe2fs -h "$2"
 	assert_output --partial needs_recovery
 }
 
@@ -133,7 +133,7 @@ crash() {
 
 # bats test_tags=root
 @test "[patch 1] FS_IOC_CHKPT_JRNL refuses a caller without CAP_SYS_ADMIN (EPERM)" {
-	run capsh --drop=cap_sys_admin -- -c "'$KCHECK_PROBE' chkpt-jrnl '$MNT/main' 1"
+	run -1 capsh --drop=cap_sys_admin -- -c "'$KCHECK_PROBE' chkpt-jrnl '$MNT/main' 1"
 	assert_output EPERM
 	run capsh --drop=cap_sys_admin -- -c "'$FSTRIM_EXT' --journal '$MNT/main'"
 	assert_failure 1
@@ -142,7 +142,7 @@ crash() {
 
 # bats test_tags=root
 @test "[patch 1] FS_IOC_CHKPT_JRNL refuses a subdirectory (EINVAL)" {
-	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/main/sub" 1
+	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main/sub" 1
 	assert_output EINVAL
 	run "$FSTRIM_EXT" --journal "$MNT/main/sub"
 	assert_failure 1
@@ -151,15 +151,15 @@ crash() {
 
 # bats test_tags=root
 @test "[patch 1] FS_IOC_CHKPT_JRNL refuses an unknown flag (EINVAL)" {
-	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 4
+	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 4
 	assert_output EINVAL
-	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 0x8000000000000001
+	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 0x8000000000000001
 	assert_output EINVAL
 }
 
 # bats test_tags=root
 @test "[patch 1] FS_IOC_CHKPT_JRNL refuses ext4 without a journal (ENODEV)" {
-	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/nojournal" 1
+	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/nojournal" 1
 	assert_output ENODEV
 	run "$FSTRIM_EXT" --journal-only "$MNT/nojournal"
 	assert_failure 1
@@ -168,9 +168,9 @@ crash() {
 
 # bats test_tags=root
 @test "[patch 1] FS_IOC_CHKPT_JRNL refuses discard on a device without it (EOPNOTSUPP)" {
-	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/nodiscard" 1
+	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/nodiscard" 1
 	assert_output EOPNOTSUPP
-	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/nodiscard" 0
+	run -0 "$KCHECK_PROBE" chkpt-jrnl "$MNT/nodiscard" 0
 	assert_output 0
 	run "$FSTRIM_EXT" --journal-only "$MNT/nodiscard"
 	assert_failure 1
@@ -180,9 +180,9 @@ crash() {
 # bats test_tags=root
 @test "[patch 1] FS_IOC_CHKPT_JRNL refuses a read-only mount (EROFS), dry run too" {
 	mount -o remount,ro "$MNT/main"
-	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 1
+	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 1
 	local discard=$output
-	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 3
+	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 3
 	local dry=$output
 	mount -o remount,rw "$MNT/main"
 	[ "$discard" = EROFS ]
@@ -193,9 +193,13 @@ crash() {
 # under way): it waits in the freeze, and completes after the thaw.
 # bats test_tags=root
 @test "[patch 1] FS_IOC_CHKPT_JRNL waits while the filesystem is frozen" {
-	local out=$BATS_TEST_TMPDIR/answer pid state='' i
+	local out=$BATS_TEST_TMPDIR/answer pid state='' i before frozen
 
+	# transactions in the journal, which the ioctl would discard
+	yes FREEZE-MARKER | head -c 1M > "$MNT/main/frozen"
+	sync
 	fsfreeze -f "$MNT/main"
+	before=$(journal_nonzero /dev/ubda)
 	"$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 1 > "$out" &
 	pid=$!
 	# until the probe has ended (Z, gone) or sleeps uninterruptibly (D:
@@ -205,14 +209,22 @@ crash() {
 		[[ $state == [DZ] || $state == gone ]] && break
 		sleep 0.05
 	done
-	local during
+	local during wchan
+	wchan=$(cat "/proc/$pid/wchan" 2>/dev/null) || wchan=gone
+	# a D state of its own (a read) is no wait in the freeze: the journal
+	# must not have changed
+	frozen=$(journal_nonzero /dev/ubda)
 	during=$(cat "$out")
 	fsfreeze -u "$MNT/main"
 	wait "$pid" || true
-	echo "while frozen: state $state, answer '${during}'; after the thaw: '$(cat "$out")'"
+	rm -f "$MNT/main/frozen"
+	echo "while frozen: state $state in $wchan, answer '${during}'," \
+		"journal $before then $frozen non-zero bytes; after the thaw: '$(cat "$out")'"
 	[ "$state" = D ]
 	[ -z "$during" ]
-	run cat "$out"
+	[ "$before" -gt 0 ]
+	[ "$frozen" -eq "$before" ]
+	run -0 cat "$out"
 	assert_output 0
 }
 
@@ -228,7 +240,7 @@ crash() {
 	done
 	sync
 	before=$(journal_nonzero /dev/ubda)
-	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 3
+	run -0 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 3
 	assert_output 0
 	after=$(journal_nonzero /dev/ubda)
 	[ "$before" -gt 0 ]
@@ -243,7 +255,7 @@ crash() {
 	rm -f "$MNT"/main/dry*
 	sync
 	# leave main's journal erased, as the host checks at the end
-	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 1
+	run -0 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 1
 	assert_output 0
 }
 
@@ -252,7 +264,7 @@ crash() {
 	local i stale direct
 
 	journal_extents /dev/ubdd > "$BATS_FILE_TMPDIR/journal-extents"
-	run cat "$BATS_FILE_TMPDIR/journal-extents"
+	run -0 cat "$BATS_FILE_TMPDIR/journal-extents"
 	assert_output --regexp '^[0-9]+ [0-9]+'
 	mount -o data=journal /dev/ubdd "$MNT/djournal"
 	# 48 MiB of marker lines through a 16 MiB journal: wrapped three times.
@@ -264,7 +276,7 @@ crash() {
 	run count_in_journal /dev/ubdd JBD2-STALE-MARKER
 	assert_success
 	refute_output 0
-	run "$KCHECK_PROBE" checkpoint "$MNT/djournal" 2
+	run -0 "$KCHECK_PROBE" checkpoint "$MNT/djournal" 2
 	assert_output 0
 	stale=$(count_in_journal /dev/ubdd JBD2-STALE-MARKER)
 	direct=$(count_in_journal /dev/ubdd JBD2-STALE-MARKER iflag=direct)
@@ -293,7 +305,7 @@ crash() {
 	run filefrag -B "$f"
 	assert_success
 	assert_output --regexp ': [0-9]+ extents? found$'
-	run "$KCHECK_PROBE" checkpoint "$MNT/nodiscard" 2
+	run -0 "$KCHECK_PROBE" checkpoint "$MNT/nodiscard" 2
 	assert_output 0
 	run chattr -j "$f"
 	assert_success
@@ -326,7 +338,7 @@ crash() {
 		read -r line < "$d/KEPT-ENTRY-NAME-$n" || line=
 		[ "$line" = "kept-$n" ] || bad=$((bad + 1))
 	done
-	run find "$d" -type f
+	run -0 find "$d" -type f
 	assert_line --partial KEPT-ENTRY-NAME-01500
 	refute_line --partial GONE-ENTRY-NAME
 	umount "$MNT/htree"
@@ -357,7 +369,7 @@ crash() {
 	done
 	sync
 	crash "$MNT/recovery" /dev/ubdd
-	run count_in_journal /dev/ubdd RECOVERY-MARKER iflag=direct
+	run -0 count_in_journal /dev/ubdd RECOVERY-MARKER iflag=direct
 	refute_output 0
 	mount -o data=journal,discard /dev/ubdd "$MNT/recovery"
 	n=$(journal_nonzero /dev/ubdd)
@@ -389,13 +401,13 @@ crash() {
 	rm "$MNT/recovery/orphan"
 	sync
 	# the file stays an orphan: closed only once the filesystem is down
-	run "$KCHECK_PROBE" shutdown "$MNT/recovery"
+	run -0 "$KCHECK_PROBE" shutdown "$MNT/recovery"
 	assert_output 0
 	exec 8>&-
 	umount "$MNT/recovery"
 	mount -o discard /dev/ubdd "$MNT/recovery"
 	n=$(journal_nonzero /dev/ubdd)
-	run ls -A "$MNT/recovery"
+	run -0 ls -A "$MNT/recovery"
 	umount "$MNT/recovery"
 	assert_output lost+found
 	echo "non-zero bytes in the journal after recovery and orphan cleanup: $n"
@@ -412,7 +424,7 @@ crash() {
 	crash "$MNT/recovery" /dev/ubdd
 	mount -o data=journal /dev/ubdd "$MNT/recovery"
 	umount "$MNT/recovery"
-	run count_in_journal /dev/ubdd OPTIN-MARKER iflag=direct
+	run -0 count_in_journal /dev/ubdd OPTIN-MARKER iflag=direct
 	refute_output 0
 }
 
@@ -423,12 +435,12 @@ crash() {
 	crash_fs /dev/ubdd "$MNT/recovery" data=journal,noatime
 	yes "NOREPLAY-MARKER" | head -c 1M > "$MNT/recovery/n1"
 	sync
-	run "$KCHECK_PROBE" checkpoint "$MNT/recovery" 0
+	run -0 "$KCHECK_PROBE" checkpoint "$MNT/recovery" 0
 	assert_output 0
 	crash "$MNT/recovery" /dev/ubdd
 	mount -o data=journal,discard,noatime /dev/ubdd "$MNT/recovery"
 	umount "$MNT/recovery"
-	run count_in_journal /dev/ubdd NOREPLAY-MARKER iflag=direct
+	run -0 count_in_journal /dev/ubdd NOREPLAY-MARKER iflag=direct
 	refute_output 0
 }
 
@@ -456,7 +468,7 @@ inode_remnants() {
 	setfattr -n user.secret -v "XATTR-REMNANT-VALUE" "$d/xattr"
 	ino_inline=$(stat -c %i "$d/inline")
 	ino_xattr=$(stat -c %i "$d/xattr")
-	run lsattr -l "$d/inline"
+	run -0 lsattr -l "$d/inline"
 	assert_output --partial Inline_Data
 	sync
 	rm "$d/inline" "$d/xattr"
@@ -486,6 +498,6 @@ inode_remnants() {
 
 # bats test_tags=root
 @test "[both] the discard-less journal can still be erased by zeroout" {
-	run "$KCHECK_PROBE" checkpoint "$MNT/nodiscard" 2
+	run -0 "$KCHECK_PROBE" checkpoint "$MNT/nodiscard" 2
 	assert_output 0
 }
