@@ -136,9 +136,9 @@ $d/fstab.b"
 	local d="$BATS_TEST_TMPDIR/prom"
 	mkdir -p "$d"
 	touch "$d/fstrim-ext.prom" "$d/a:b.prom"
-	run comp fstrim-ext --metrics "$d/fs"
+	run -0 comp fstrim-ext --metrics "$d/fs"
 	assert_output "$d/fstrim-ext.prom"
-	run comp fstrim-ext --metrics = "$d/a"
+	run -0 comp fstrim-ext --metrics = "$d/a"
 	assert_output "$d/a:b.prom"
 }
 

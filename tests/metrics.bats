@@ -38,10 +38,10 @@ metric() {
 # before its samples, which come together.
 assert_valid_file() {
 	require_cmd promtool
-	run promtool check metrics <"$PROM"
-	assert_success
+	run -0 promtool check metrics <"$PROM"
 	assert_output ''
-	run awk '
+	# shellcheck disable=SC2016 # an awk program
+	run -0 awk '
 		/^# HELP / { if (help[$3]++) print "second HELP of " $3; next }
 		/^# TYPE / { if (type[$3]++) print "second TYPE of " $3
 			if (!help[$3]) print "TYPE before HELP of " $3
@@ -60,9 +60,10 @@ assert_valid_file() {
 	run -0 "$FSTRIM_EXT" -v --metrics "$PROM" "$MNT"
 	after=$(date +%s)
 	[[ $output =~ \(([0-9]+)\ bytes\)\ trimmed ]] || fail "no bytes in: $output"
+	local trimmed=${BASH_REMATCH[1]}
 	assert_valid_file
 	local labels="mountpoint=\"$MNT\",device=\"$LOOPDEV\",fstype=\"ext4\""
-	assert_equal "$(metric fstrim_ext_trimmed_bytes "{$labels}")" "${BASH_REMATCH[1]}"
+	assert_equal "$(metric fstrim_ext_trimmed_bytes "{$labels}")" "$trimmed"
 	assert_equal "$(metric fstrim_ext_filesystem_ok "{$labels}")" 1
 	assert_equal "$(metric fstrim_ext_filesystem_status 'status="ok"')" 1
 	assert_equal "$(metric fstrim_ext_filesystem_status | sort | uniq -c | xargs)" '4 0 1 1'
@@ -74,7 +75,7 @@ assert_valid_file() {
 	((run_at >= before && run_at <= after)) || fail "last run $run_at not in [$before, $after]"
 	assert_equal "$(metric fstrim_ext_last_success_timestamp_seconds)" "$run_at"
 	# no audit without --audit, and node_exporter's user may read it
-	run grep -c audit "$PROM"
+	run -1 grep -c audit "$PROM"
 	assert_output 0
 	assert_equal "$(stat -c %a "$PROM")" 644
 }
@@ -120,7 +121,7 @@ assert_valid_file() {
 	# a run that ends before any filesystem: the exit status alone
 	run -32 "$FSTRIM_EXT" -I "$BATS_TEST_TMPDIR/no-such-table" --metrics "$PROM"
 	assert_valid_file
-	run grep -v '^#' "$PROM"
+	run -0 grep -v '^#' "$PROM"
 	assert_output 'fstrim_ext_exit_status 32'
 }
 
@@ -145,14 +146,14 @@ assert_valid_file() {
 			"{mountpoint=\"${mnt[i]}\",device=\"${dev[i]}\",fstype=\"ext4\"}")" 1
 	done
 	assert_equal "$(metric fstrim_ext_last_run_timestamp_seconds | wc -l)" 2
-	run grep -c "mountpoint=\"${mnt[2]}\"" "$PROM"
+	run -1 grep -c "mountpoint=\"${mnt[2]}\"" "$PROM"
 	assert_output 0
 	# with --json too, which lists the entry not chosen
 	run -0 "$FSTRIM_EXT" -J -I "$table" --metrics "$PROM"
 	assert_equal "$(jq -r '.filesystems[] | select(.status == "skipped") | .target' \
 		<<<"$output")" "${mnt[2]}"
 	assert_valid_file
-	run grep -c "mountpoint=\"${mnt[2]}\"" "$PROM"
+	run -1 grep -c "mountpoint=\"${mnt[2]}\"" "$PROM"
 	assert_output 0
 	assert_equal "$(metric fstrim_ext_filesystem_ok | xargs)" '1 1'
 }
@@ -171,7 +172,7 @@ assert_valid_file() {
 		--metrics "$missing"
 	assert_equal "${stderr##*$'\n'}" \
 		"fstrim-ext: cannot write $missing: No such file or directory"
-	run ls -A "$BATS_TEST_TMPDIR"
+	run -0 ls -A "$BATS_TEST_TMPDIR"
 	refute_output --partial .fstrim-ext.prom.
 }
 
@@ -245,7 +246,7 @@ _scrape_node_exporter() {
 	_odd_fs
 	run -0 "$FSTRIM_EXT" --journal --metrics "$PROM" "$MNT"
 	_scrape_node_exporter
-	run cat "$SCRAPE"
+	run -0 cat "$SCRAPE"
 	assert_line 'node_textfile_scrape_error 0'
 	assert_line 'fstrim_ext_exit_status 0'
 	# node_exporter orders the labels by name

@@ -98,12 +98,12 @@ _boot_with_journal_fs() {
 	container systemctl daemon-reload
 	run container systemctl start fstrim-ext.service
 	assert_success
-	run container cat "$dir/fstrim-ext.prom"
+	run -0 container cat "$dir/fstrim-ext.prom"
 	assert_line "fstrim_ext_filesystem_ok{mountpoint=\"/srv/data\",device=\"$LOOPDEV\",fstype=\"ext4\"} 1"
 	assert_line "fstrim_ext_journal_erased{mountpoint=\"/srv/data\",device=\"$LOOPDEV\",fstype=\"ext4\"} 1"
 	assert_line 'fstrim_ext_exit_status 0'
 	# readable by node_exporter's user despite the unit's UMask=0077
-	run container stat -c %a "$dir/fstrim-ext.prom"
+	run -0 container stat -c %a "$dir/fstrim-ext.prom"
 	assert_output 644
 }
 

@@ -50,7 +50,7 @@ teardown() {
 		'@sbindir@/fstrim-ext --listed-in /etc/fstab:/proc/self/mountinfo --verbose --quiet-unsupported --journal $METRICS'
 	# no metrics unless a drop-in asks: the variable is empty, no argument
 	assert_equal "$(unit_values "$SERVICE_IN" Environment)" 'METRICS='
-	run service_args
+	run -0 service_args
 	assert_output $'--listed-in\n/etc/fstab:/proc/self/mountinfo\n--verbose\n--quiet-unsupported\n--journal'
 	assert_equal "$(unit_values "$SERVICE_IN" ConditionVirtualization)" '!container'
 	assert_equal "$(unit_values "$SERVICE_IN" Documentation)" 'man:fstrim-ext(8)'
