@@ -91,21 +91,33 @@ changed:
 	return -ESTALE;
 }
 
+/*
+ * What a failed FITRIM means, as util-linux fstrim 2.38.1 reads it: 1 when
+ * the filesystem or device cannot discard, else -errno. ENOTTY: no FITRIM
+ * in this filesystem; EOPNOTSUPP: none in its device; EBADF: a descriptor
+ * the filesystem will not trim through; ENOSYS: FUSE (bindfs and the like)
+ * on kernels without "fuse: ioctl: translate ENOSYS".
+ */
+static int fitrim_errno(int err)
+{
+	switch (err) {
+	case EBADF:
+	case ENOTTY:
+	case EOPNOTSUPP:
+	case ENOSYS:
+		return 1;
+	default:
+		return -err;
+	}
+}
+
 int trim_fs(int fd, const struct fstrim_range *range, uint64_t *trimmed)
 {
 	struct fstrim_range r = *range;
 
 	*trimmed = 0;
-	if (ioctl(fd, FITRIM, &r) != 0) {
-		switch (errno) {
-		case EBADF:
-		case ENOTTY:
-		case EOPNOTSUPP:
-			return 1;
-		default:
-			return -errno;
-		}
-	}
+	if (ioctl(fd, FITRIM, &r) != 0)
+		return fitrim_errno(errno);
 	*trimmed = r.len;
 	return 0;
 }
@@ -285,18 +297,6 @@ static void trimmer_fini(struct trimmer *t)
 	if (t->call)
 		munmap(t->call, sizeof(struct trim_call));
 	t->call = NULL;
-}
-
-static int fitrim_errno(int err)
-{
-	switch (err) {
-	case EBADF:
-	case ENOTTY:
-	case EOPNOTSUPP:
-		return 1;
-	default:
-		return -err;
-	}
 }
 
 /* The child: default dispositions, so that SIGINT and SIGTERM kill it too. */

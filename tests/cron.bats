@@ -9,6 +9,7 @@ BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
 setup() {
 	load test_helper/common-setup
 	load test_helper/dist
+	load test_helper/nspawn
 	_common_setup
 	CRON_IN="$top_srcdir/cron/fstrim-ext.cron.in"
 	SBIN="$BATS_TEST_TMPDIR/sbin"
@@ -31,11 +32,20 @@ STUB
 echo "logger \$*" >>"$LOG"
 sed 's/^/| /' >>"$LOG"
 STUB
-	chmod +x "$SBIN/fstrim-ext" "$STUBS/logger"
+	# This machine may itself be a container (a CI runner in Docker): the
+	# tests of a run outside one say so with systemd-detect-virt's answer
+	# there, "none" (STUB_VIRT names a container instead).
+	cat >"$STUBS/systemd-detect-virt" <<'STUB'
+#!/bin/sh
+[ "$1 $2" = "--quiet --container" ] || { echo "unexpected: $*" >&2; exit 2; }
+[ "${STUB_VIRT:-none}" != none ]
+STUB
+	chmod +x "$SBIN/fstrim-ext" "$STUBS/logger" "$STUBS/systemd-detect-virt"
 	NO_SYSTEMD="$BATS_TEST_TMPDIR/no-such-dir"
 }
 
 teardown() {
+	nspawn_teardown
 	_common_teardown
 }
 
@@ -112,4 +122,68 @@ run_cron() {
 		assert_equal "$status" 64
 		assert [ -s "$LOG" ]
 	done
+}
+
+@test "cron script runs fstrim-ext where systemd-detect-virt finds no container" {
+	STUB_VIRT=none run_cron "$NO_SYSTEMD"
+	assert_success
+	mapfile -t want < <(service_args)
+	mapfile -t got <"$CALLS"
+	assert_equal "${got[*]}" "${want[*]}"
+}
+
+@test "cron script does nothing where systemd-detect-virt finds a container" {
+	STUB_VIRT=docker STUB_STATUS=64 run_cron "$NO_SYSTEMD"
+	assert_success
+	assert_output ''
+	[[ ! -e $CALLS ]] || fail "fstrim-ext ran"
+	[[ ! -e $LOG ]] || fail "logger ran"
+}
+
+# in_container ARGS...: systemd-nspawn ARGS in a container made from a
+# read-only bind of this machine's /, with no systemd in it.
+in_container() {
+	in_nspawn_ns systemd-nspawn --quiet -D "$NSPAWN_ROOT" --register=no \
+		--keep-unit --private-network --console=pipe --link-journal=no "$@" \
+		</dev/null 3>&-
+}
+
+# run_in_container PATH: after nspawn_setup, the cron script there with
+# PATH, the test's directory bound in, writable.
+run_in_container() {
+	run in_container --bind="$BATS_TEST_TMPDIR" --setenv=PATH="$1" \
+		--setenv=STUB_STATUS=64 --setenv=FSTRIM_EXT_SYSTEMD_DIR="$NO_SYSTEMD" \
+		"$BATS_TEST_TMPDIR/fstrim-ext.cron"
+}
+
+# bats test_tags=root
+@test "cron script does nothing in a systemd-nspawn container" {
+	# what the container tells of itself
+	nspawn_setup
+	run -0 in_container systemd-detect-virt --container
+	assert_output systemd-nspawn
+	# the real systemd-detect-virt; the stub fstrim-ext would record
+	# its call, print and fail
+	rm "$STUBS/systemd-detect-virt"
+	run_in_container "$STUBS:/usr/sbin:/usr/bin:/sbin:/bin"
+	assert_success
+	assert_output ''
+	[[ ! -e $CALLS ]] || fail "fstrim-ext ran in the container: $(cat "$CALLS")"
+	[[ ! -e $LOG ]] || fail "logger ran"
+}
+
+# bats test_tags=root
+@test "cron script does nothing in a systemd-nspawn container without systemd-detect-virt" {
+	local bin="$BATS_TEST_TMPDIR/minbin" p
+	# what the script and the stubs run, without systemd-detect-virt
+	mkdir "$bin"
+	for p in sh tr grep cat sed; do
+		ln -s "$(command -v "$p")" "$bin/$p"
+	done
+	ln -s "$STUBS/logger" "$bin/logger"
+	nspawn_setup
+	run_in_container "$bin"
+	assert_success
+	assert_output ''
+	[[ ! -e $CALLS ]] || fail "fstrim-ext ran in the container: $(cat "$CALLS")"
 }

@@ -34,11 +34,14 @@ same_as_fstrim() {
 	for arg in "$@"; do
 		[[ $arg == -v || $arg == --verbose ]] && verbose=yes
 	done
-	run --separate-stderr fstrim "$@"
+	# FITRIM_PRELOAD: a shim preloaded into both
+	local -a pre=()
+	[[ -n ${FITRIM_PRELOAD:-} ]] && pre=(env "LD_PRELOAD=$FITRIM_PRELOAD")
+	run --separate-stderr "${pre[@]}" fstrim "$@"
 	local t_status=$status t_out t_err
 	t_out=$(normalise <<<"$output")
 	t_err=$(normalise <<<"$stderr")
-	run --separate-stderr "$FSTRIM_EXT" "$@"
+	run --separate-stderr "${pre[@]}" "$FSTRIM_EXT" "$@"
 	local o_status=$status o_out o_err
 	if [[ $verbose == yes ]]; then
 		output=$(grep -v ': skipped: ' <<<"$output" || true)
@@ -96,6 +99,47 @@ same_as_fstrim() {
 	same_as_fstrim -v "$BATS_TEST_TMPDIR/t"
 	same_as_fstrim --quiet-unsupported "$BATS_TEST_TMPDIR/t"
 	same_as_fstrim --quiet "$BATS_TEST_TMPDIR/t"
+}
+
+# FUSE filesystems (bindfs and the like) answer FITRIM with ENOSYS on
+# kernels without "fuse: ioctl: translate ENOSYS": fstrim 2.38.1 counts
+# that as not supported. tests/preload/enosys.so fails every FITRIM so.
+@test "a FITRIM that fails with ENOSYS is not supported, one path and a table" {
+	local tab="$BATS_TEST_TMPDIR/fstab" lines=()
+	FITRIM_PRELOAD="$top_builddir/tests/preload/enosys.so"
+	[[ -f $FITRIM_PRELOAD ]] || fail "$FITRIM_PRELOAD is not built (make check builds it)"
+	make_loop_fs ext4 64
+	lines+=("$LOOPDEV $MNT ext4 defaults 0 0")
+	# the shim is in effect: fstrim itself says so
+	run -1 --separate-stderr env LD_PRELOAD="$FITRIM_PRELOAD" fstrim "$MNT"
+	assert_equal "$stderr" "fstrim: $MNT: the discard operation is not supported"
+	same_as_fstrim -v "$MNT"
+	same_as_fstrim "$MNT"
+	same_as_fstrim --quiet-unsupported "$MNT"
+	same_as_fstrim --quiet-unsupported -v "$MNT"
+	make_loop_fs ext4 64
+	lines+=("$LOOPDEV $MNT ext4 defaults 0 0")
+	printf '%s\n' "${lines[@]}" >"$tab"
+	same_as_fstrim -v -I "$tab"
+	same_as_fstrim -I "$tab"
+	same_as_fstrim --quiet-unsupported -v -I "$tab"
+}
+
+# The journal step does not depend on FITRIM: with FITRIM failing with
+# ENOSYS it does what it does with EOPNOTSUPP (a device without discard).
+@test "a FITRIM that fails with ENOSYS leaves the journal step as EOPNOTSUPP does" {
+	local so="$top_builddir/tests/preload/enosys.so" want
+	[[ -f $so ]] || fail "$so is not built (make check builds it)"
+	make_loop_fs ext4 64
+	run --separate-stderr env LD_PRELOAD="$so" FITRIM_ERRNO=95 \
+		"$FSTRIM_EXT" -v --journal "$MNT"
+	want="status $status"$'\n'"$output"$'\n--stderr--\n'"$stderr"
+	assert_line --regexp "^$MNT: journal checkpointed and discarded via "
+	run --separate-stderr env LD_PRELOAD="$so" "$FSTRIM_EXT" -v --journal "$MNT"
+	assert_equal "status $status"$'\n'"$output"$'\n--stderr--\n'"$stderr" "$want"
+	run --separate-stderr env LD_PRELOAD="$so" "$FSTRIM_EXT" -v --journal-only "$MNT"
+	assert_success
+	assert_line --regexp "^$MNT: journal checkpointed and discarded via "
 }
 
 @test "-I over a table of loop filesystems, bind mounts, xfs, btrfs, tmpfs, read-only and notrim" {
