@@ -157,6 +157,9 @@ static enum fs_status fs_status(const struct fs_result *res,
 {
 	if (fs->refused)
 		return ST_REFUSED;
+	/* stopped during the checkpoint, nothing else failed: as --json says */
+	if (!fs->error && res->retrim_rc == -EINTR && fs->rc == -EINTR)
+		return ST_INTERRUPTED;
 	if (fs->error || fs->rc < 0)
 		return ST_FAILED;
 	if (res->trim_stopped)

@@ -399,6 +399,11 @@ fstrim-ext: interrupted by SIGTERM"
 	assert_equal "$(jq -r '.filesystems[0].journal' <<<"$output")" "done"
 	assert_equal "$(jq -r '.filesystems[0].error' <<<"$output")" \
 		"FITRIM after the journal checkpoint: not done: interrupted"
+	# and the metrics say the same
+	run -143 --separate-stderr env LD_PRELOAD="$preload" FSTRIM_EXT_SIGTERM_AT=$req \
+		"$FSTRIM_EXT" --metrics "$BATS_TEST_TMPDIR/m.prom" --journal "$MNT"
+	grep -Fxq "fstrim_ext_filesystem_status{mountpoint=\"$MNT\",device=\"$LOOPDEV\",fstype=\"ext4\",status=\"interrupted\"} 1" \
+		"$BATS_TEST_TMPDIR/m.prom" || fail "metrics: $(cat "$BATS_TEST_TMPDIR/m.prom")"
 }
 
 # ignoring_disk_with_journal: an ext4 on attach_discard_ignoring_disk whose
