@@ -12,7 +12,8 @@
 #   /dev/ubdc  ext4, discard disabled    /dev/ubdd  data=journal ext4
 #   /dev/ubde  htree ext4
 # /dev/ubdd is made again for the recovery test once the data=journal test
-# is done with it: under UML a sixth ubd device (ubdf) hung in I/O here.
+# is done with it, /dev/ubde as a fast_commit ext4 for the last test: under
+# UML a sixth ubd device (ubdf) hung in I/O here.
 
 bats_require_minimum_version 1.5.0
 # per test: the htree test took 253 s under UML on a loaded two-core host
@@ -500,4 +501,59 @@ inode_remnants() {
 @test "[both] the discard-less journal can still be erased by zeroout" {
 	run -0 "$KCHECK_PROBE" checkpoint "$MNT/nodiscard" 2
 	assert_output 0
+}
+
+# fast_commit: a journal checkpoint can deadlock with an fsync's fast
+# commit (reproduced on stock 6.1 and 6.12). Where the kernel does not
+# advertise the fix, fstrim-ext issues no checkpoint at all: the run says
+# why, fails, and the writer is never held up. Where it does, the journal
+# step runs beside the same writer and succeeds. /dev/ubde is made again
+# for it, once the htree tests are done with it.
+# bats test_tags=root
+@test "[both] fast_commit beside an fsync writer: no checkpoint without the fix, nothing hangs" {
+	local d="$MNT/htree" stop=/tmp/fc-writer.stop pid before after i
+
+	umount "$d" 2>/dev/null || true
+	mkfs.ext4 -q -F -b 4096 -O fast_commit /dev/ubde
+	mount /dev/ubde "$d"
+	mkdir "$d/db"
+	rm -f "$stop"
+	(
+		i=0
+		while [[ ! -e $stop ]]; do
+			echo "row $i" | dd of="$d/db/f$((i % 20))" conv=fsync status=none
+			i=$((i + 1))
+			echo "$i" >/tmp/fc-writer.count
+		done
+	) &
+	pid=$!
+	for ((i = 0; i < 600; i++)); do
+		[[ -s /tmp/fc-writer.count ]] && break
+		sleep 0.1
+	done
+	[[ -s /tmp/fc-writer.count ]] || fail "the writer wrote nothing in 60 s"
+
+	run --separate-stderr timeout -k 5 120 strace -f -o "$KCHECK_RUNDIR/strace-fc.log" \
+		-e trace=ioctl "$FSTRIM_EXT" -v --journal "$d"
+	local st=$status out=$output err=$stderr
+	before=$(cat /tmp/fc-writer.count)
+	sleep 1
+	after=$(cat /tmp/fc-writer.count)
+	touch "$stop"
+	wait "$pid"
+	umount "$d"
+	run -0 e2fsck -fn /dev/ubde
+
+	((after > before)) || fail "the writer stopped: $before then $after fsyncs"
+	if [[ -e /sys/fs/ext4/features/jbd2_fc_checkpoint_fix ]]; then
+		[ "$st" -eq 0 ] || fail "status $st: $out / $err"
+		[[ $out =~ ^"$d: ".*" trimmed, journal checkpointed and discarded via " ]] ||
+			fail "output: $out"
+	else
+		[ "$st" -eq 1 ] || fail "status $st (124: timed out): $out / $err"
+		[[ $err == *"fstrim-ext: $d: journal step not done: the filesystem has fast_commit, and on this kernel a journal checkpoint can deadlock with an fsync (no /sys/fs/ext4/features/jbd2_fc_checkpoint_fix)"* ]] ||
+			fail "stderr: $err"
+		! grep -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, ' "$KCHECK_RUNDIR/strace-fc.log" ||
+			fail "a journal ioctl was issued"
+	fi
 }
