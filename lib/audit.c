@@ -783,9 +783,21 @@ static int scan_gap(struct dir_scan *scan, const unsigned char *blk, size_t from
 		size_t len = ext2fs_dirent_name_len(de);
 		unsigned int rec_len = 0;
 
+		/*
+		 * A header that survived is one a directory could hold: its
+		 * inode exists, its entry fits in the block, its file type is
+		 * one ext4 writes. Bytes of other names that happen to pass
+		 * the rest (seen: inode 2621520 of 32768, rec_len 44928 in a
+		 * 4 KiB block, in the slack an htree leaf split leaves) are
+		 * not an entry.
+		 */
 		if (p < covered || !len || p + 8 + len > to ||
+		    de->inode > scan->fs->super->s_inodes_count ||
 		    ext2fs_get_rec_len(scan->fs, (struct ext2_dir_entry *)de, &rec_len) ||
 		    rec_len % 4 || rec_len < 8 + len ||
+		    p + rec_len > scan->fs->blocksize ||
+		    (ext2fs_has_feature_filetype(scan->fs->super) &&
+		     ext2fs_dirent_file_type(de) >= EXT2_FT_MAX) ||
 		    !audit_name_plausible(de->name, len))
 			continue;
 		/* the bytes before it are scanned as a run below */
