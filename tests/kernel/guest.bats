@@ -197,6 +197,7 @@ crash() {
 	local out=$BATS_TEST_TMPDIR/answer pid state='' i before frozen
 
 	# transactions in the journal, which the ioctl would discard
+	journal_extents /dev/ubda > "$BATS_FILE_TMPDIR/journal-extents"
 	yes FREEZE-MARKER | head -c 1M > "$MNT/main/frozen"
 	sync
 	fsfreeze -f "$MNT/main"
