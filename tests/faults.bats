@@ -326,8 +326,10 @@ $F2: 0 B (0 bytes) trimmed on "*", interrupted at 0 B of 64 MiB" ]] || fail "std
 # the audit incomplete and --journal's read back of the directories fail.
 # bats test_tags=root
 @test "a directory block that cannot be read: the audit is incomplete, --journal fails" {
-	local shim="${top_builddir:-$top_srcdir}/tests/preload/eio.so" blk
-	[[ -f $shim ]] || fail "no $shim: make check builds it"
+	local shim blk
+	# libasan first in an ASan build, as for pause.so
+	shim=$(PAUSE_SHIM="${top_builddir:-$top_srcdir}/tests/preload/eio.so" _pause_preload) ||
+		exit 1
 	require_cmd debugfs
 	make_loop_fs ext4 64 -b 4096
 	mkdir "$MNT/d"
