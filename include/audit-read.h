@@ -18,8 +18,12 @@
 #define READ_CHUNK (1024 * 1024)
 #define DIRECT_ALIGN 4096
 
-/* How much free space the audit reads at most; beyond it, pieces spread evenly. */
-#define FREE_READ_BUDGET (1024ULL * 1024 * 1024)
+/*
+ * How much free space the audit reads: all of it. A sample would miss what
+ * lies between its pieces and still read as "nothing found"; the spread
+ * reader (audit_spread_init()) keeps the budget for a bounded read.
+ */
+#define FREE_READ_BUDGET UINT64_MAX
 
 /* Fill @out with the discard and write-zeroes limits of the disk holding @devno. */
 void audit_describe_device(dev_t devno, struct audit_device *out);
