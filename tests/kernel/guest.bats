@@ -12,8 +12,9 @@
 #   /dev/ubdc  ext4, discard disabled    /dev/ubdd  data=journal ext4
 #   /dev/ubde  htree ext4
 # /dev/ubdd is made again for the recovery test once the data=journal test
-# is done with it, /dev/ubde as a fast_commit ext4 for the last test: under
-# UML a sixth ubd device (ubdf) hung in I/O here.
+# is done with it, /dev/ubdb as a fast_commit ext4 for the last test (the
+# host checks the htree image after the guest): under UML a sixth ubd
+# device (ubdf) hung in I/O here.
 
 bats_require_minimum_version 1.5.0
 # per test: the htree test took 253 s under UML on a loaded two-core host
@@ -508,15 +509,15 @@ inode_remnants() {
 # commit (reproduced on stock 6.1 and 6.12). Where the kernel does not
 # advertise the fix, fstrim-ext issues no checkpoint at all: the run says
 # why, fails, and the writer is never held up. Where it does, the journal
-# step runs beside the same writer and succeeds. /dev/ubde is made again
-# for it, once the htree tests are done with it.
+# step runs beside the same writer and succeeds. /dev/ubdb is made again
+# for it, once the test of ext4 without a journal is done with it.
 # bats test_tags=root
 @test "[both] fast_commit beside an fsync writer: no checkpoint without the fix, nothing hangs" {
-	local d="$MNT/htree" stop=/tmp/fc-writer.stop pid before after i
+	local d="$MNT/nojournal" stop=/tmp/fc-writer.stop pid before after i
 
 	umount "$d" 2>/dev/null || true
-	mkfs.ext4 -q -F -b 4096 -O fast_commit /dev/ubde
-	mount /dev/ubde "$d"
+	mkfs.ext4 -q -F -b 4096 -O fast_commit /dev/ubdb
+	mount /dev/ubdb "$d"
 	mkdir "$d/db"
 	rm -f "$stop"
 	(
@@ -543,7 +544,7 @@ inode_remnants() {
 	touch "$stop"
 	wait "$pid"
 	umount "$d"
-	run -0 e2fsck -fn /dev/ubde
+	run -0 e2fsck -fn /dev/ubdb
 
 	((after > before)) || fail "the writer stopped: $before then $after fsyncs"
 	if [[ -e /sys/fs/ext4/features/jbd2_fc_checkpoint_fix ]]; then
