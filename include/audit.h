@@ -130,23 +130,6 @@ bool audit_ext4_feature(const char *name);
  */
 int audit_fs(int fd, struct audit_result *out);
 
-/* Byte ranges of a device. */
-struct audit_extents {
-	char *devpath;
-	uint64_t *start, *len;
-	size_t count, alloc;
-};
-
-/*
- * Read back the journal of the ext4 filesystem open at @fd, as the audit
- * does: @j->old_blocks are its non-zero blocks outside the live log,
- * which an erase should have cleared. With @old, also where they lie on
- * the journal's device. Returns 0 or -errno (-ENODEV: no journal).
- */
-int audit_journal_readback(int fd, struct audit_journal *j, struct audit_extents *old);
-
-void audit_extents_free(struct audit_extents *e);
-
 /*
  * The journal of an ext4 filesystem, opened for the read back of an
  * erase: audit_journal_open() finds it (libext2fs) before the erase,

@@ -227,29 +227,6 @@ static int cmp_logged(const void *a, const void *b)
 	return x->jblk == y->jblk ? 0 : x->jblk == UINT32_MAX ? 1 : -1;
 }
 
-static int extents_add(struct audit_extents *e, uint64_t start, uint64_t len)
-{
-	if (e->count && e->start[e->count - 1] + e->len[e->count - 1] == start) {
-		e->len[e->count - 1] += len;
-		return 0;
-	}
-	if (audit_grow2(&e->start, sizeof(*e->start), &e->len, sizeof(*e->len), &e->alloc,
-			e->count, 64))
-		return -ENOMEM;
-	e->start[e->count] = start;
-	e->len[e->count] = len;
-	e->count++;
-	return 0;
-}
-
-void audit_extents_free(struct audit_extents *e)
-{
-	free(e->start);
-	free(e->len);
-	free(e->devpath);
-	memset(e, 0, sizeof(*e));
-}
-
 int audit_grow(void *array, size_t *alloc, size_t count, size_t size, size_t first)
 {
 	void **p = array, *v;
@@ -528,7 +505,7 @@ static int read_layout_sb(int dev, struct journal_layout *jl, unsigned char *buf
  * off-by-one of Linux 6.1.y) or hide blocks a discard left readable.
  */
 static int scan_journal(struct journal_layout *jl, ext2_filsys fs,
-			struct audit_journal *j, struct audit_extents *old)
+			struct audit_journal *j)
 {
 	unsigned char *buf = NULL, *big = NULL, *cls = NULL, *nonzero = NULL;
 	uint32_t blk;
@@ -588,8 +565,6 @@ static int scan_journal(struct journal_layout *jl, ext2_filsys fs,
 			continue;
 		}
 		j->old_blocks++;
-		if (old)
-			rc = extents_add(old, jl->phys[blk] * jl->bsize, jl->bsize);
 	}
 	j->live_log = jl->start != 0;
 	free(nonzero);
@@ -1435,7 +1410,7 @@ int audit_fs(int fd, struct audit_result *out)
 			rc = internal_layout(fs, out->data.path, &jl);
 		}
 		if (!rc)
-			rc = scan_journal(&jl, fs, &out->journal, NULL);
+			rc = scan_journal(&jl, fs, &out->journal);
 		layout_free(&jl);
 		out->journal.error = -rc;
 		out->journal.read = rc == 0;
@@ -1452,49 +1427,6 @@ int audit_fs(int fd, struct audit_result *out)
 	audit_free_space(out, fs->blocksize);
 	ext2fs_close_free(&fs);
 	return 0;
-}
-
-int audit_journal_readback(int fd, struct audit_journal *j, struct audit_extents *old)
-{
-	struct journal_layout jl = { 0 };
-	struct audit_result res = { 0 };
-	ext2_filsys fs = NULL;
-	struct stat st;
-	int rc;
-
-	memset(j, 0, sizeof(*j));
-	if (fstat(fd, &st) != 0)
-		return -errno;
-	audit_describe_device(st.st_dev, &res.data);
-	if (!res.data.path)
-		return -ENODEV;
-	if (ext2fs_open(res.data.path, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0,
-			0, unix_io_manager, &fs) != 0) {
-		audit_result_free(&res);
-		return -EUCLEAN;
-	}
-	/*
-	 * No block bitmap: on a large filesystem it is the bulk of the read,
-	 * and the live log is judged by its contents without it.
-	 */
-	if (!ext2fs_has_feature_journal(fs->super))
-		rc = -ENODEV;
-	else if (fs->super->s_journal_inum == 0 &&
-		 !uuid_is_zero(fs->super->s_journal_uuid))
-		rc = external_layout(fs, &res, &jl);
-	else
-		rc = internal_layout(fs, res.data.path, &jl);
-	if (!rc)
-		rc = scan_journal(&jl, fs, j, old);
-	if (!rc && old && !old->devpath) {
-		old->devpath = strdup(jl.devpath);
-		rc = old->devpath ? 0 : -ENOMEM;
-	}
-	j->present = j->read = rc == 0;
-	layout_free(&jl);
-	ext2fs_close_free(&fs);
-	audit_result_free(&res);
-	return rc;
 }
 
 /* ---- the journal read back after an erase ------------------------------ */
