@@ -568,13 +568,14 @@ discarded_ranges() {
 }
 
 # trim_fresh NAME COMMAND...: COMMAND MNT on a fresh mount (ext4 trims a
-# group once a mount, and frees what its allocator held at unmount); the
-# ranges discarded go to $T/NAME.
+# group once a mount, and frees what its allocator held at unmount),
+# mounted with FRESH_MOUNT_OPTS (ext4's by default); the ranges discarded
+# go to $T/NAME.
 trim_fresh() {
 	local name=$1
 	shift
 	umount "$MNT"
-	mount -o noatime,noinit_itable "$LOOPDEV" "$MNT"
+	mount -o "${FRESH_MOUNT_OPTS:-noatime,noinit_itable}" "$LOOPDEV" "$MNT"
 	: >"$T/fallocate.log"
 	run -0 "$@" "$MNT"
 	discarded_ranges "$T/fallocate.log" >"$T/$name"
@@ -612,4 +613,56 @@ trim_fresh() {
 	awk -v o="$o" -v e="$((o + l))" -v m="$m" '$1 < o || $1 >= e || $2 < m { bad++ }
 		END { exit bad || !NR }' "$T/fstrim" || fail "fstrim's ranges: $(cat "$T/fstrim")"
 	diff "$T/fstrim" "$T/ours" || fail "fstrim-ext discarded other ranges than fstrim"
+}
+
+# ranges_like_fstrim FSTYPE O L MKFS...: on FSTYPE made by MKFS on the
+# FUSE disk, half of 400 files of 8 to 96 KiB deleted, `fstrim-ext -o O MiB
+# -l L MiB -m 64 KiB`
+# (no --step: ranges of groups are ext4's alone) discards what util-linux
+# fstrim does with the same options, and less than a whole trim.
+ranges_like_fstrim() {
+	local fstype=$1 o=$(($2 << 20)) l=$(($3 << 20)) m=$((64 << 10)) i
+	shift 3
+	require_root
+	require_cmd fstrim
+	DISCARD_IGNORED_LOG=$T/fallocate.log attach_discard_ignoring_disk 400
+	"$@" "$LOOPDEV" >/dev/null || fail "$* failed"
+	track_mount -o "$FRESH_MOUNT_OPTS" "$LOOPDEV" "$MNT"
+	for ((i = 0; i < 400; i++)); do
+		head -c $(((i % 12 + 1) * 8192)) /dev/urandom >"$MNT/f$i"
+	done
+	sync
+	for ((i = 1; i < 400; i += 2)); do
+		rm "$MNT/f$i"
+	done
+	sync
+
+	trim_fresh all fstrim
+	trim_fresh fstrim fstrim -o "$o" -l "$l" -m "$m"
+	trim_fresh ours "$FSTRIM_EXT" -o "$o" -l "$l" -m "$m"
+	# the case tests something: free extents shorter than -m
+	awk -v m="$m" '$2 < m { short++ } END { exit !short }' "$T/all" ||
+		fail "$fstype: no free extent shorter than -m: $(cat "$T/all")"
+	# the options changed what was discarded: less than a whole trim, not nothing
+	[[ -s $T/fstrim ]] || fail "fstrim -o -l -m discarded nothing on $fstype"
+	local asked all
+	asked=$(awk '{ n += $2 } END { print n + 0 }' "$T/fstrim")
+	all=$(awk '{ n += $2 } END { print n + 0 }' "$T/all")
+	((asked < all)) || fail "$fstype: -o -l -m discarded $asked bytes, a whole trim $all"
+	awk -v m="$m" '$2 < m { bad++ } END { exit bad + 0 }' "$T/ours" ||
+		fail "$fstype: a range shorter than -m: $(cat "$T/ours")"
+	diff "$T/fstrim" "$T/ours" || fail "fstrim-ext discarded other ranges than fstrim on $fstype"
+}
+
+# bats test_tags=root
+@test "xfs: -o, -l and -m discard the ranges util-linux fstrim does" {
+	require_cmd mkfs.xfs
+	FRESH_MOUNT_OPTS=noatime ranges_like_fstrim xfs 4 12 mkfs.xfs -q -f -K
+}
+
+# bats test_tags=root
+@test "btrfs: -o, -l and -m discard the ranges util-linux fstrim does" {
+	require_cmd mkfs.btrfs
+	# nodiscard: no asynchronous discard of btrfs' own beside the FITRIMs
+	FRESH_MOUNT_OPTS=noatime,nodiscard ranges_like_fstrim btrfs 40 24 mkfs.btrfs -q -f -K
 }
