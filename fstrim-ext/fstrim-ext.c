@@ -518,7 +518,7 @@ static void verify_trim(const struct fstrim_control *ctl, int fd, const char *pa
 	 * held, free all along.
 	 */
 	if ((marks || unreached) && syncfs(fd) == 0 &&
-	    trim_fs(fd, &ctl->range, &more) == 0) {
+	    trim_fs_again(fd, &ctl->range, &more) == 0) {
 		if (!rc && marks)
 			rc = audit_free_recheck(fd, marks, f);
 		if (unreached)

@@ -23,6 +23,13 @@ int fs_open_root(const char *path, int mnt_id, dev_t dev);
  */
 int trim_fs(int fd, const struct fstrim_range *range, uint64_t *trimmed);
 
+/*
+ * trim_fs() once more, for a check that found free blocks still holding
+ * data: on ext4, over every group of @range, also those it remembers as
+ * trimmed. Returns as trim_fs() does, the bytes of the second call.
+ */
+int trim_fs_again(int fd, const struct fstrim_range *range, uint64_t *trimmed);
+
 /* Where a trim in ranges stands. Byte offsets in the filesystem. */
 struct trim_progress {
 	uint64_t start; /* the first byte of the request (as ext4 rounds it) */

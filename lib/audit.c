@@ -1183,6 +1183,45 @@ static int alloc_free_next(struct alloc_free *w, blk64_t *start, blk64_t *end)
 }
 
 /*
+ * Keep of @l (ascending) the blocks the allocator counts as free now, and
+ * return how many. On a filesystem in use a block of free space read back
+ * with old data may have been taken by a writer since: allocated before
+ * its new data is written home (with data=journal, until the checkpoint),
+ * it is no longer free space, and FITRIM rightly skipped it. The disk's
+ * bitmap cannot tell: it is written home only at a checkpoint.
+ */
+static int alloc_still_free(int fd, ext2_filsys fs, struct block_list *l)
+{
+	struct alloc_free w;
+	blk64_t s = 0, e = 0;
+	size_t i = 0, n = 0;
+	int rc;
+
+	rc = alloc_free_open(&w, fd, fs);
+	while (!rc && i < l->count) {
+		blk64_t b = l->v[i];
+
+		if (b < s) {
+			i++;
+		} else if (b < e) {
+			l->sum[n] = l->sum[i];
+			l->v[n++] = l->v[i++];
+		} else {
+			rc = alloc_free_next(&w, &s, &e);
+			if (rc == 1) {
+				rc = 0;
+				break;
+			}
+		}
+	}
+	alloc_free_close(&w);
+	if (rc)
+		return rc;
+	l->count = n;
+	return 0;
+}
+
+/*
  * Why FITRIM did not erase the blocks of @l (ascending), free on the disk
  * and holding data: counted in @f->short_blocks when the allocator's free
  * extent around one is shorter than @min bytes (FITRIM's minimum, the
@@ -1989,10 +2028,26 @@ int audit_free_recheck(int fd, struct audit_free_marks *marks, struct audit_free
 	if (rc)
 		return rc;
 	l->count = n;
-	out->nonzero_blocks = still_free(marks->devpath, l);
 	out->short_blocks = out->held_blocks = 0;
 	out->classified = false;
-	/* why FITRIM did not reach them: the allocator's view now */
+	if (!l->count) {
+		out->nonzero_blocks = 0;
+		return 0;
+	}
+	if (ext2fs_open(marks->devpath, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS,
+			0, 0, unix_io_manager, &fs) != 0)
+		return -EUCLEAN;
+	/*
+	 * What FITRIM discarded and still holds data counts only where the
+	 * allocator still has it free; where FITRIM could not reach, why
+	 * (the allocator's view now).
+	 */
+	if (!marks->gran)
+		rc = alloc_still_free(fd, fs, l);
+	ext2fs_close_free(&fs);
+	if (rc)
+		return rc;
+	out->nonzero_blocks = still_free(marks->devpath, l);
 	if (marks->gran && l->count &&
 	    ext2fs_open(marks->devpath, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS,
 			0, 0, unix_io_manager, &fs) == 0) {

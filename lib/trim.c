@@ -232,6 +232,33 @@ static uint64_t group_start(const struct ext4_geometry *geo, uint64_t group)
 	return geo->first_data_block + group * geo->blocks_per_group;
 }
 
+/*
+ * ext4 marks a group trimmed when FITRIM's walk of it ends, and skips it
+ * until a block of it is freed, unless the minimum is below the last
+ * call's. The walk lets go of the group lock for each discard, so a
+ * block freed meanwhile behind it (a commit's freed blocks reach the
+ * allocator then) is marked trimmed with the group and no FITRIM
+ * discards it. A first call with the largest minimum a group allows
+ * (it discards only wholly free groups) makes the second one, with the
+ * range's own minimum, walk every group again.
+ */
+int trim_fs_again(int fd, const struct fstrim_range *range, uint64_t *trimmed)
+{
+	struct ext4_geometry geo = { 0 };
+	struct fstrim_range r = *range;
+	int rc;
+
+	if (ext4_geometry(fd, &geo) == 0 && ext4_minlen_clusters(&geo, range->minlen) <
+						    geo.blocks_per_group >>
+						    geo.cluster_bits) {
+		r.minlen = geo.blocks_per_group << geo.block_bits;
+		rc = trim_fs(fd, &r, trimmed);
+		if (rc)
+			return rc;
+	}
+	return trim_fs(fd, range, trimmed);
+}
+
 /* ---- one FITRIM in a child process, so that a stop can cut it short ---- */
 
 /*

@@ -63,10 +63,9 @@ crash)
 		"$FSTRIM_EXT" -v --journal "$mnt" 2> /run/crash/stderr >> "$CRASH_RUNDIR/tool.log"
 		rc=$?
 		cat /run/crash/stderr >> "$CRASH_RUNDIR/tool.log"
-		# the writer's deleted files read back in free space fail a run
-		# truthfully (only_remnants_left): logged as such
-		if ((rc == 1)) && only_remnants_left "$mnt" "$(cat /run/crash/stderr)" \
-			forgive-device; then
+		# the writer's deleted files held by the allocator fail a run
+		# truthfully (only_remnants_left): logged as such, and counted
+		if ((rc == 1)) && only_remnants_left "$mnt" "$(cat /run/crash/stderr)"; then
 			rc=remnants
 		fi
 		echo "done $n $rc" >> "$CRASH_RUNDIR/runs.log"
