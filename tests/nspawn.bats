@@ -83,19 +83,20 @@ _boot_with_journal_fs() {
 }
 
 # bats test_tags=root
-@test "real systemd: the service writes node_exporter's textfile when a drop-in sets METRICS" {
+@test "real systemd: the service writes node_exporter's textfile where its directory exists" {
 	local dir=/var/lib/prometheus/node-exporter
 	_boot_with_journal_fs --overlay
-	# without the directory (the overlay hides it; rmdir never empties one)
-	# the sandbox still sets up: ReadWritePaths=-
+	# without the directory (the overlay hides it; rmdir never empties one):
+	# the sandbox still sets up (ReadWritePaths=-), no file, no failure
 	container mkdir -p "$dir"
 	container rmdir "$dir"
 	run container systemctl start fstrim-ext.service
 	assert_success
-	nspawn_dropin fstrim-ext.service metrics.conf '[Service]' \
-		"Environment=METRICS=--metrics=$dir/fstrim-ext.prom"
+	run -0 container journalctl -b -o cat -u fstrim-ext.service
+	refute_output --partial metrics
+	run -1 container test -e "$dir"
+	# where it exists, with nothing set by the administrator
 	container mkdir -p "$dir"
-	container systemctl daemon-reload
 	run container systemctl start fstrim-ext.service
 	assert_success
 	run -0 container cat "$dir/fstrim-ext.prom"
@@ -105,6 +106,22 @@ _boot_with_journal_fs() {
 	# readable by node_exporter's user despite the unit's UMask=0077
 	run -0 container stat -c %a "$dir/fstrim-ext.prom"
 	assert_output 644
+	# a drop-in moves it elsewhere, as the unit says
+	container mkdir -p /srv/metrics
+	nspawn_dropin fstrim-ext.service metrics.conf '[Service]' \
+		'Environment=METRICS_DIR=/srv/metrics' 'ReadWritePaths=-/srv/metrics'
+	container systemctl daemon-reload
+	run container systemctl start fstrim-ext.service
+	assert_success
+	run -0 container grep -c '^fstrim_ext_exit_status 0$' /srv/metrics/fstrim-ext.prom
+	assert_output 1
+	# and turns it off
+	container rm -f "$dir/fstrim-ext.prom"
+	nspawn_dropin fstrim-ext.service metrics.conf '[Service]' 'Environment=METRICS_DIR='
+	container systemctl daemon-reload
+	run container systemctl start fstrim-ext.service
+	assert_success
+	run -1 container test -e "$dir/fstrim-ext.prom"
 }
 
 # bats test_tags=root

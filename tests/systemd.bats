@@ -45,11 +45,12 @@ teardown() {
 
 @test "the service runs the fstab/mountinfo journal command line once" {
 	assert_equal "$(unit_values "$SERVICE_IN" Type)" oneshot
-	# shellcheck disable=SC2016 # systemd expands $METRICS
+	# shellcheck disable=SC2016 # systemd turns $$ into $, the shell expands
 	assert_equal "$(unit_values "$SERVICE_IN" ExecStart)" \
-		'@sbindir@/fstrim-ext --listed-in /etc/fstab:/proc/self/mountinfo --verbose --quiet-unsupported --journal $METRICS'
-	# no metrics unless a drop-in asks: the variable is empty, no argument
-	assert_equal "$(unit_values "$SERVICE_IN" Environment)" 'METRICS='
+		'/bin/sh -c '"'"'set -- --listed-in /etc/fstab:/proc/self/mountinfo --verbose --quiet-unsupported --journal; if [ -n "$${METRICS_DIR}" ] && [ -d "$${METRICS_DIR}" ]; then set -- "$$@" --metrics="$${METRICS_DIR}/fstrim-ext.prom"; fi; exec @sbindir@/fstrim-ext "$$@"'"'"
+	# metrics in node_exporter's textfile directory (tests/nspawn.bats: only where it exists)
+	assert_equal "$(unit_values "$SERVICE_IN" Environment)" 'METRICS_DIR=/var/lib/prometheus/node-exporter'
+	assert_equal "$(unit_values "$SERVICE_IN" ReadWritePaths)" '-/var/lib/prometheus/node-exporter'
 	run -0 service_args
 	assert_output $'--listed-in\n/etc/fstab:/proc/self/mountinfo\n--verbose\n--quiet-unsupported\n--journal'
 	assert_equal "$(unit_values "$SERVICE_IN" ConditionVirtualization)" '!container'
