@@ -470,12 +470,6 @@ static void note_journal_verify(const struct fstrim_control *ctl, const char *pa
 		     v->error ? strerror(v->error) : "");
 }
 
-/* Free extents read back after the last FITRIM (see audit_free_sample()). */
-#define TRIM_CHECK_EXTENTS 64
-
-/* Free blocks FITRIM cannot reach read at most (audit_free_unreachable()). */
-#define UNREACHED_CHECK_BYTES (64ULL << 20)
-
 /*
  * Before the trims: the free blocks FITRIM will not reach (held by the
  * allocator, or in free extents below its minimum), read for what
@@ -487,13 +481,13 @@ static struct audit_free_marks *note_unreachable(const struct fstrim_control *ct
 	struct audit_free_marks *marks = NULL;
 
 	audit_free_unreachable(fd, ctl->range.start, ctl->range.len, ctl->range.minlen,
-			       UNREACHED_CHECK_BYTES, &res->unreached_check, &marks);
+			       UINT64_MAX, &res->unreached_check, &marks);
 	return marks;
 }
 
 /*
- * The same for free space: a sample of what FITRIM discarded is read
- * back, so that a device that ignores discard is reported, not trusted;
+ * The same for free space: all that FITRIM discarded is read back, so
+ * that a device that ignores discard is reported, not trusted;
  * and the blocks @unreached (note_unreachable()) that held data before
  * the trims. Data in either fails the filesystem, as data left in the
  * journal does.
@@ -508,8 +502,8 @@ static void verify_trim(const struct fstrim_control *ctl, int fd, const char *pa
 	int rc, urc = 0;
 
 	res->trim_checked = true;
-	rc = audit_free_sample(fd, ctl->range.start, ctl->range.len, ctl->range.minlen,
-			       TRIM_CHECK_EXTENTS, f, &marks);
+	rc = audit_free_readback(fd, ctl->range.start, ctl->range.len, ctl->range.minlen,
+				 f, &marks);
 	/*
 	 * Blocks freed by a transaction that committed after FITRIM passed
 	 * them were not discarded, a preallocation may have been released,

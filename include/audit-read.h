@@ -86,15 +86,14 @@ int audit_btrfs(int fd, struct audit_result *out);
 struct audit_btrfs_marks;
 
 /*
- * btrfs's part of audit_free_sample(): read back up to @budget bytes,
- * spread, of the free space FITRIM over @start, @len with @minlen
- * discards (space of chunks in the range, in free extents of at least
- * @minlen, and device space in no chunk), cut to whole discard granules.
- * *@marks names the sectors that held data, or is NULL. Returns 0 or -errno.
+ * btrfs's part of audit_free_readback(): read back all of the free space
+ * FITRIM over @start, @len with @minlen discards (space of chunks in the
+ * range, in free extents of at least @minlen, and device space in no
+ * chunk), cut to whole discard granules. *@marks names the sectors that
+ * held data, or is NULL. Returns 0 or -errno.
  */
-int audit_btrfs_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-		       uint64_t budget, struct audit_free *out,
-		       struct audit_btrfs_marks **marks);
+int audit_btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			 struct audit_free *out, struct audit_btrfs_marks **marks);
 
 /* btrfs's part of audit_free_recheck(): those still free with the same data. */
 int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *marks, struct audit_free *out);

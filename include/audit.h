@@ -155,20 +155,18 @@ struct audit_free_marks;
 
 /*
  * After FITRIM over @start, @len with @minlen on the filesystem open at
- * @fd: read back, with O_DIRECT, up to 1 MiB of at most @extents free
- * extents that FITRIM discarded (the allocator's free extents as
- * FS_IOC_GETFSMAP reports them, of at least the discard granularity,
- * their part aligned to it), spread over the range. @out->read_bytes is
- * what was read, @out->nonzero_blocks what held data: a device that
- * ignores discard, or blocks freed after FITRIM passed them. With @marks,
- * *@marks is set to those blocks and what they held, for
- * audit_free_recheck(), or to NULL when there are none (free it with
+ * @fd: read back with O_DIRECT, in full, every free extent FITRIM
+ * discarded (the allocator's free extents as FS_IOC_GETFSMAP reports
+ * them, of at least the discard granularity, their part aligned to it).
+ * @out->free_bytes is what there was to read, @out->read_bytes what was
+ * read (all of it, or the call fails), @out->nonzero_blocks what held
+ * data: a device that ignores discard, or blocks freed after FITRIM passed
+ * them. With @marks, *@marks is set to those blocks and what they held,
+ * for audit_free_recheck(), or to NULL when there are none (free it with
  * audit_free_marks_free()). Returns 0 or -errno.
  */
-
-int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-		      unsigned int extents, struct audit_free *out,
-		      struct audit_free_marks **marks);
+int audit_free_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			struct audit_free *out, struct audit_free_marks **marks);
 
 /*
  * After another commit and FITRIM: read the blocks @marks names again and

@@ -14,8 +14,8 @@
  * inserted yet, a log tree written by fsync) are not in the extent tree
  * and read as free.
  *
- * After --journal's last FITRIM the same reader checks a sample of what
- * FITRIM discarded (audit_free_sample() on btrfs), and reads the sectors
+ * After --journal's last FITRIM the same reader reads back all of what
+ * FITRIM discarded (audit_free_readback() on btrfs), and reads the sectors
  * that held data again after one more commit and FITRIM.
  */
 #include <endian.h>
@@ -574,9 +574,8 @@ int audit_btrfs(int fd, struct audit_result *out)
 	return rc == -ENOMEM ? rc : 0;
 }
 
-int audit_btrfs_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-		       uint64_t budget, struct audit_free *out,
-		       struct audit_btrfs_marks **marks)
+int audit_btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			 struct audit_free *out, struct audit_btrfs_marks **marks)
 {
 	struct audit_btrfs space = { 0 };
 	struct bt_fs bt = { .fd = fd,
@@ -595,7 +594,7 @@ int audit_btrfs_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 		return -ENOMEM;
 	rc = bt_load(&bt, NULL);
 	if (!rc)
-		rc = read_free(&bt, budget, out, m);
+		rc = read_free(&bt, FREE_READ_BUDGET, out, m);
 	out->read = rc == 0;
 	bt_free(&bt);
 	if (rc || !m->count) {

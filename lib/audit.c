@@ -1018,15 +1018,27 @@ static int audit_dirents(ext2_filsys fs, struct audit_dirents *d)
 
 /* ---- free space --------------------------------------------------------- */
 
+/*
+ * Blocks found holding data that are kept, with what they held, to be
+ * read again: 12 MiB at most. A device that ignores discard fills it
+ * long before a run ends; the blocks past it count as holding data.
+ */
+#define BLOCK_LIST_MAX (1U << 20)
+
 struct block_list {
 	blk64_t *v;
 	uint32_t *sum; /* crc32c of each block's contents when read */
 	size_t count, alloc;
+	uint64_t over; /* blocks with data past BLOCK_LIST_MAX, not kept */
 };
 
 static int blocks_add(struct block_list *l, blk64_t blk, const unsigned char *data,
 		      size_t len)
 {
+	if (l->count >= BLOCK_LIST_MAX) {
+		l->over++;
+		return 0;
+	}
 	if (audit_grow2(&l->v, sizeof(*l->v), &l->sum, sizeof(*l->sum), &l->alloc,
 			l->count, 64))
 		return -ENOMEM;
@@ -1750,7 +1762,7 @@ static int free_reader_close(struct free_reader *r, int rc, struct audit_free *o
 			     struct audit_free_marks **marks)
 {
 	if (!rc)
-		out->nonzero_blocks = still_free(r->dev.path, &r->found);
+		out->nonzero_blocks = still_free(r->dev.path, &r->found) + r->found.over;
 	if (!rc && r->found.count && marks) {
 		*marks = calloc(1, sizeof(**marks));
 		if (*marks) {
@@ -1799,14 +1811,12 @@ static void trim_span(ext2_filsys fs, uint64_t start, uint64_t len, blk64_t *fir
 		*end = *first + len / bsize;
 }
 
-/* btrfs: 1 MiB an extent, as much as the ext4 sample reads at most, spread */
-static int sample_btrfs(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			unsigned int extents, struct audit_free *out,
-			struct audit_free_marks **marks)
+/* btrfs: all of what FITRIM discarded, as on ext4 */
+static int readback_btrfs(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			  struct audit_free *out, struct audit_free_marks **marks)
 {
 	struct audit_btrfs_marks *bm = NULL;
-	int rc = audit_btrfs_sample(fd, start, len, minlen,
-				    (uint64_t)extents * READ_CHUNK, out, &bm);
+	int rc = audit_btrfs_readback(fd, start, len, minlen, out, &bm);
 
 	if (rc || !bm || !marks) {
 		audit_btrfs_marks_free(bm);
@@ -1821,22 +1831,21 @@ static int sample_btrfs(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	return 0;
 }
 
-int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-		      unsigned int extents, struct audit_free *out,
-		      struct audit_free_marks **marks)
+int audit_free_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			struct audit_free *out, struct audit_free_marks **marks)
 {
-	uint64_t bsize, gran, eligible = 0, seen = 0, stride, done = 0;
 	struct alloc_free w = { 0 };
 	struct free_reader r;
 	struct statfs sfs;
-	blk64_t first, end;
+	blk64_t first, end, z, e;
+	uint64_t bsize, gran;
 	ext2_filsys fs;
 	int rc;
 
 	if (marks)
 		*marks = NULL;
 	if (fstatfs(fd, &sfs) == 0 && sfs.f_type == BTRFS_SUPER_MAGIC)
-		return sample_btrfs(fd, start, len, minlen, extents, out, marks);
+		return readback_btrfs(fd, start, len, minlen, out, marks);
 	rc = free_reader_open(&r, fd, out);
 	if (rc)
 		return free_reader_close(&r, rc, out, NULL);
@@ -1844,56 +1853,42 @@ int audit_free_sample(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	bsize = fs->blocksize;
 	gran = trim_minimum(&r, minlen);
 	trim_span(fs, start, len, &first, &end);
-	/*
-	 * Two passes over the extents FITRIM discarded (the allocator's, not
-	 * the disk's bitmap, see struct alloc_free): count them, then read
-	 * some of them.
-	 */
-	for (int pass = 0; pass < 2 && !rc; pass++) {
-		blk64_t z, e;
+	/* the extents FITRIM discarded: the allocator's, not the disk's bitmap (struct alloc_free) */
+	rc = alloc_free_open(&w, fd, fs);
+	while (!rc && (rc = alloc_free_next(&w, &z, &e)) == 0) {
+		uint64_t lo, hi, pos, n, k;
+		ssize_t got;
 
-		rc = alloc_free_open(&w, fd, fs);
-		stride = eligible > extents ? eligible / extents : 1;
-		while (!rc && (rc = alloc_free_next(&w, &z, &e)) == 0) {
-			uint64_t lo, hi, n, k;
-			ssize_t got;
-
-			/* what lies in the range FITRIM was given */
-			if (z < first)
-				z = first;
-			if (e > end)
-				e = end;
-			if (e <= z || (e - z) * bsize < gran)
-				continue;
-			/* the part of the extent the device's granularity lets discard */
-			lo = (z * bsize + gran - 1) / gran * gran;
-			hi = e * bsize / gran * gran;
-			if (hi <= lo)
-				continue;
-			if (!pass) {
-				eligible++;
-				continue;
-			}
-			if (seen++ % stride || done >= extents)
-				continue;
-			done++;
-			n = hi - lo < READ_CHUNK ? hi - lo : READ_CHUNK;
-			got = pread(r.devfd, r.buf, n, (off_t)lo);
+		/* what lies in the range FITRIM was given */
+		if (z < first)
+			z = first;
+		if (e > end)
+			e = end;
+		if (e <= z || (e - z) * bsize < gran)
+			continue;
+		/* the part of the extent the device's granularity lets discard */
+		lo = (z * bsize + gran - 1) / gran * gran;
+		hi = e * bsize / gran * gran;
+		if (hi <= lo)
+			continue;
+		out->free_bytes += hi - lo;
+		for (pos = lo; pos < hi && !rc; pos += n) {
+			n = hi - pos < READ_CHUNK ? hi - pos : READ_CHUNK;
+			got = pread(r.devfd, r.buf, n, (off_t)pos);
 			if (got != (ssize_t)n) {
 				rc = got < 0 ? -errno : -EIO;
 				break;
 			}
 			out->read_bytes += n;
-			out->free_bytes += hi - lo;
 			for (k = 0; k < n / bsize && !rc; k++)
 				if (!audit_block_is_zero(r.buf + k * bsize, bsize))
-					rc = blocks_add(&r.found, lo / bsize + k,
+					rc = blocks_add(&r.found, pos / bsize + k,
 							r.buf + k * bsize, bsize);
 		}
-		if (rc == 1)
-			rc = 0;
-		alloc_free_close(&w);
 	}
+	if (rc == 1)
+		rc = 0;
+	alloc_free_close(&w);
 	return free_reader_close(&r, rc, out, marks);
 }
 
@@ -2031,7 +2026,7 @@ int audit_free_recheck(int fd, struct audit_free_marks *marks, struct audit_free
 	out->short_blocks = out->held_blocks = 0;
 	out->classified = false;
 	if (!l->count) {
-		out->nonzero_blocks = 0;
+		out->nonzero_blocks = l->over;
 		return 0;
 	}
 	if (ext2fs_open(marks->devpath, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS,
@@ -2047,7 +2042,7 @@ int audit_free_recheck(int fd, struct audit_free_marks *marks, struct audit_free
 	ext2fs_close_free(&fs);
 	if (rc)
 		return rc;
-	out->nonzero_blocks = still_free(marks->devpath, l);
+	out->nonzero_blocks = still_free(marks->devpath, l) + l->over;
 	if (marks->gran && l->count &&
 	    ext2fs_open(marks->devpath, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS,
 			0, 0, unix_io_manager, &fs) == 0) {
