@@ -567,6 +567,20 @@ discarded_ranges() {
 	awk '$1 == "fallocate" && $3 == "0x3" { print $5, $7 }' "$1" | sort -n
 }
 
+# make_free_gaps: on MNT, 400 files of 8 to 96 KiB written, then every
+# other one deleted: free extents of those sizes between files.
+make_free_gaps() {
+	local i
+	for ((i = 0; i < 400; i++)); do
+		head -c $(((i % 12 + 1) * 8192)) /dev/zero >"$MNT/f$i"
+	done
+	sync
+	for ((i = 1; i < 400; i += 2)); do
+		rm "$MNT/f$i"
+	done
+	sync
+}
+
 # trim_fresh NAME COMMAND...: COMMAND MNT on a fresh mount (ext4 trims a
 # group once a mount, and frees what its allocator held at unmount),
 # mounted with FRESH_MOUNT_OPTS (ext4's by default); the ranges discarded
@@ -585,20 +599,13 @@ trim_fresh() {
 @test "--step 0 with -o, -l and -m discards the ranges util-linux fstrim does: free extents from -o to -o + -l, none shorter than -m" {
 	require_root
 	require_cmd fstrim
-	local o=$((4 << 20)) l=$((12 << 20)) m=$((64 << 10)) i
+	local o=$((4 << 20)) l=$((12 << 20)) m=$((64 << 10))
 	DISCARD_IGNORED_LOG=$T/fallocate.log attach_discard_ignoring_disk 64
 	mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
 		"$LOOPDEV" >/dev/null
 	track_mount -o noatime,noinit_itable "$LOOPDEV" "$MNT"
 	# free extents of 8 to 96 KiB between files, over the first 20 MiB
-	for ((i = 0; i < 400; i++)); do
-		head -c $(((i % 12 + 1) * 8192)) /dev/zero >"$MNT/f$i"
-	done
-	sync
-	for ((i = 1; i < 400; i += 2)); do
-		rm "$MNT/f$i"
-	done
-	sync
+	make_free_gaps
 
 	trim_fresh all fstrim
 	trim_fresh fstrim fstrim -o "$o" -l "$l" -m "$m"
@@ -621,21 +628,14 @@ trim_fresh() {
 # (no --step: ranges of groups are ext4's alone) discards what util-linux
 # fstrim does with the same options, and less than a whole trim.
 ranges_like_fstrim() {
-	local fstype=$1 o=$(($2 << 20)) l=$(($3 << 20)) m=$((64 << 10)) i
+	local fstype=$1 o=$(($2 << 20)) l=$(($3 << 20)) m=$((64 << 10))
 	shift 3
 	require_root
 	require_cmd fstrim
 	DISCARD_IGNORED_LOG=$T/fallocate.log attach_discard_ignoring_disk 400
 	"$@" "$LOOPDEV" >/dev/null || fail "$* failed"
 	track_mount -o "$FRESH_MOUNT_OPTS" "$LOOPDEV" "$MNT"
-	for ((i = 0; i < 400; i++)); do
-		head -c $(((i % 12 + 1) * 8192)) /dev/urandom >"$MNT/f$i"
-	done
-	sync
-	for ((i = 1; i < 400; i += 2)); do
-		rm "$MNT/f$i"
-	done
-	sync
+	make_free_gaps
 
 	trim_fresh all fstrim
 	trim_fresh fstrim fstrim -o "$o" -l "$l" -m "$m"
