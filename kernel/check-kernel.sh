@@ -608,8 +608,11 @@ check_guest() {
 	if [[ -s $run/fc-progress ]]; then
 		echo "# $ver $flavor: fast_commit test: $(cat "$run/fc-progress")"
 	fi
-	if ((plan > 0 && seen == plan)); then
+	if ((plan > 0 && seen == plan)) && [[ $status != 124 && $status != 137 ]]; then
 		record ok "$ver $flavor: the guest ran all $plan tests of guest.bats and powered off"
+	elif ((plan > 0 && seen == plan)); then
+		# a test that found a hang fails, and then nothing can unmount
+		record not_ok "$ver $flavor: the guest ran all $plan tests but was killed at the time limit (see $run/console.log)"
 	else
 		record not_ok "$ver $flavor: the guest ran $seen of ${plan:-?} tests (status $status; see $run/console.log)"
 		tail -30 "$run/console.log"

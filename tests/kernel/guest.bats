@@ -565,36 +565,27 @@ inode_remnants() {
 	fi
 }
 
-# wait_gone PID SECONDS: wait for PID to exit, at most SECONDS; fails if it
-# has not (a task stuck in the kernel cannot be killed, and waiting for it,
-# as timeout(1) would, could take for ever)
-wait_gone() {
-	local t
-
-	for ((t = 0; t < $2 * 10; t++)); do
-		kill -0 "$1" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # fc_commits DEVICE: the fast commits ext4 made on DEVICE since the mount
 fc_commits() {
 	sed -n 's/^\([0-9]*\) commits$/\1/p' "/proc/fs/ext4/${1#/dev/}/fc_info"
 }
 
-# Patch 1: a checkpoint (EXT4_IOC_CHECKPOINT holds the journal's update
+# Patch 1: checkpoints (EXT4_IOC_CHECKPOINT holds the journal's update
 # barrier while it flushes) beside fsyncs that make fast commits. Without
 # the fix the two can wait for each other for good: measured on the stock
-# kernels with this test (kernel/README). Each checkpoint must return within
-# 60 s, every writer must go on fsyncing, and fast commits must have been
-# made meanwhile (or the race was never run). KCHECK_FC_ROUNDS checkpoints,
-# alternating the DISCARD flag and no flag; the round reached is written to
-# $KCHECK_RUNDIR/fc-progress for the host.
+# kernels with this test (kernel/README). The checkpoints must all return,
+# none taking 60 s, every writer must go on fsyncing, and fast commits must
+# have been made meanwhile (or the race was never run). KCHECK_FC_ROUNDS
+# checkpoints, alternating the DISCARD flag and no flag, from one process
+# (chkpt-probe checkpoints), beside four writers (chkpt-probe fsync-loop);
+# the round reached is in $KCHECK_RUNDIR/fc-progress for the host. A task
+# stuck in the kernel cannot be killed, and waiting for it, as timeout(1)
+# would, would take for ever: the test polls instead.
 # bats test_tags=root
 @test "[patched] fast_commit: checkpoints beside four fsync writers all return, and the writers go on" {
 	local d="$MNT/nojournal" stop=/tmp/fc-race.stop rounds=${KCHECK_FC_ROUNDS:-150}
-	local progress="$KCHECK_RUNDIR/fc-progress" pids=() k i p counts="" fc0 fc1 before=() after
+	local progress="$KCHECK_RUNDIR/fc-progress" pids=() before=() k t p cur last='' still=0
+	local counts='' fc0 fc1 n
 
 	if [[ $KCHECK_FLAVOR == stock && -z ${KCHECK_FC_HANG:-} ]]; then
 		skip "the stock kernel can hang here (KCHECK_FC_HANG=1 runs it)"
@@ -604,50 +595,51 @@ fc_commits() {
 	umount "$d" 2>/dev/null || true
 	mkfs.ext4 -q -F -b 4096 -O fast_commit /dev/ubdb
 	mount -o discard /dev/ubdb "$d"
-	rm -f "$stop" /tmp/fc-race.w*
+	rm -f "$stop" /tmp/fc-race.w* "$progress"
 	for k in 1 2 3 4; do
 		mkdir "$d/w$k"
-		(
-			i=0
-			while [[ ! -e $stop ]]; do
-				echo "writer $k row $i" |
-					dd of="$d/w$k/f$((i % 10))" conv=fsync status=none
-				i=$((i + 1))
-				echo "$i" >"/tmp/fc-race.w$k"
-			done
-		) &
+		"$KCHECK_PROBE" fsync-loop "$d/w$k" "/tmp/fc-race.w$k" "$stop" &
 		pids+=($!)
 	done
 	for k in 1 2 3 4; do
-		for ((i = 0; i < 600; i++)); do
+		for ((t = 0; t < 60; t++)); do
 			[[ -s /tmp/fc-race.w$k ]] && break
-			sleep 0.1
+			sleep 1
 		done
-		[[ -s /tmp/fc-race.w$k ]] || fail "writer $k wrote nothing in 60 s"
-		before+=("$(cat "/tmp/fc-race.w$k")")
+		read -r n <"/tmp/fc-race.w$k" || fail "writer $k wrote nothing in 60 s"
+		before+=("$n")
 	done
 	fc0=$(fc_commits /dev/ubdb)
 
-	for ((i = 1; i <= rounds; i++)); do
-		echo "checkpoint $i of $rounds issued, $((i - 1)) returned" >"$progress"
-		"$KCHECK_PROBE" checkpoint "$d" $((i % 2)) >/tmp/fc-race.out 2>&1 &
-		p=$!
-		wait_gone "$p" 60 ||
-			fail "checkpoint $i of $rounds (flags $((i % 2))) did not return in 60 s: hung"
-		wait "$p" || fail "checkpoint $i: $(cat /tmp/fc-race.out)"
+	"$KCHECK_PROBE" checkpoints "$d" "$rounds" "$progress" >/tmp/fc-race.out 2>&1 &
+	p=$!
+	while kill -0 "$p" 2>/dev/null; do
+		{ read -r cur <"$progress"; } 2>/dev/null || cur=''
+		if [[ $cur == "$last" ]]; then
+			still=$((still + 1))
+			((still < 60)) || fail "no checkpoint returned in 60 s: $cur: hung"
+		else
+			still=0 last=$cur
+		fi
+		sleep 1
 	done
-	echo "all $rounds checkpoints returned" >"$progress"
+	wait "$p" || fail "$(cat /tmp/fc-race.out)"
 	fc1=$(fc_commits /dev/ubdb)
 
 	touch "$stop"
 	for k in 1 2 3 4; do
-		wait_gone "${pids[k - 1]}" 60 || fail "writer $k did not stop in 60 s: hung"
-		after=$(cat "/tmp/fc-race.w$k")
-		((after > before[k - 1])) ||
-			fail "writer $k made no fsync during the checkpoints ($after)"
-		counts+=" w$k $((after - before[k - 1]))"
+		for ((t = 0; t < 60; t++)); do
+			kill -0 "${pids[k - 1]}" 2>/dev/null || break
+			sleep 1
+		done
+		! kill -0 "${pids[k - 1]}" 2>/dev/null || fail "writer $k did not stop in 60 s: hung"
+		wait "${pids[k - 1]}" || fail "writer $k failed"
+		read -r n <"/tmp/fc-race.w$k"
+		((n > before[k - 1])) || fail "writer $k made no fsync during the checkpoints"
+		counts+=" $((n - before[k - 1]))"
 	done
-	echo "# $rounds checkpoints; fsyncs during them:$counts; fast commits $((fc1 - fc0))" >&3
+	echo "# $rounds checkpoints; fsyncs of each writer meanwhile:$counts;" \
+		"fast commits $((fc1 - fc0))" >&3
 	((fc1 > fc0)) || fail "no fast commit was made during the checkpoints"
 	umount "$d"
 	run -0 e2fsck -fn /dev/ubdb
