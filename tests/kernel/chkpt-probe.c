@@ -107,16 +107,21 @@ static int probe(const char *which, const char *path, const char *flags_arg)
 	return rc;
 }
 
-/* note FILE TEXT: FILE holds TEXT and nothing else (best effort) */
+/*
+ * note FILE TEXT: FILE holds TEXT and nothing else, replaced whole (written
+ * to FILE.new and renamed), so that a reader never sees it empty; best effort
+ */
 static void note(const char *file, const char *text)
 {
-	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	char tmp[4096];
+	int fd;
 
+	snprintf(tmp, sizeof(tmp), "%s.new", file);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;
-	if (write(fd, text, strlen(text)) < 0) {
-		/* a progress note only: nothing to do */
-	}
+	if (write(fd, text, strlen(text)) == (ssize_t)strlen(text))
+		rename(tmp, file);
 	close(fd);
 }
 
