@@ -11,9 +11,20 @@
  *   chkpt-probe shutdown PATH           EXT4_IOC_SHUTDOWN, no log flush: the
  *                                       journal is left as after a crash
  *   chkpt-probe poweroff STATUS         set the UML host exit status, halt
+ *   chkpt-probe checkpoints PATH N PROGRESS
+ *                                       N EXT4_IOC_CHECKPOINTs, alternating
+ *                                       flag DISCARD and no flag, the round
+ *                                       reached written to file PROGRESS
+ *   chkpt-probe fsync-loop DIR COUNT STOP
+ *                                       rewrite and fsync DIR/f0 to f9 in
+ *                                       turn until file STOP exists, the
+ *                                       number done written to file COUNT
  *
  * The ioctl commands print "0" or the errno name (EPERM, ENOTTY, ...) and
  * exit 0 when the ioctl succeeded, 1 when it failed, 2 on a usage error.
+ * The loops are here rather than in shell so that each round costs one
+ * system call, not a fork and an exec, which are slow under UML: the race
+ * they are for needs many rounds.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,6 +34,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/reboot.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ext4-ioctl.h"
@@ -37,7 +49,9 @@ static int usage(void)
 {
 	fputs("usage: chkpt-probe chkpt-jrnl|checkpoint PATH FLAGS\n"
 	      "       chkpt-probe shutdown PATH\n"
-	      "       chkpt-probe poweroff STATUS\n",
+	      "       chkpt-probe poweroff STATUS\n"
+	      "       chkpt-probe checkpoints PATH N PROGRESS\n"
+	      "       chkpt-probe fsync-loop DIR COUNT STOP\n",
 	      stderr);
 	return 2;
 }
@@ -93,6 +107,80 @@ static int probe(const char *which, const char *path, const char *flags_arg)
 	return rc;
 }
 
+/*
+ * note FILE TEXT: FILE holds TEXT and nothing else, replaced whole (written
+ * to FILE.new and renamed), so that a reader never sees it empty; best effort
+ */
+static void note(const char *file, const char *text)
+{
+	char tmp[4096];
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", file);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (write(fd, text, strlen(text)) == (ssize_t)strlen(text))
+		rename(tmp, file);
+	close(fd);
+}
+
+static int checkpoints(const char *path, const char *n_arg, const char *progress)
+{
+	char text[128], *end;
+	unsigned long n, i;
+	__u32 flags;
+	int fd, rc = 0;
+
+	errno = 0;
+	n = strtoul(n_arg, &end, 10);
+	if (errno || *end || end == n_arg || n == 0)
+		return usage();
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "chkpt-probe: %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	for (i = 1; i <= n && rc == 0; i++) {
+		snprintf(text, sizeof(text),
+			 "checkpoint %lu of %lu issued, %lu returned\n", i, n, i - 1);
+		note(progress, text);
+		flags = i % 2 ? EXT4_IOC_CHECKPOINT_FLAG_DISCARD : 0;
+		rc = ioctl(fd, EXT4_IOC_CHECKPOINT, &flags);
+	}
+	if (rc == 0) {
+		snprintf(text, sizeof(text), "all %lu checkpoints returned\n", n);
+		note(progress, text);
+	} else {
+		fprintf(stderr, "chkpt-probe: checkpoint %lu: ", i - 1);
+	}
+	rc = print_answer(rc);
+	close(fd);
+	return rc;
+}
+
+static int fsync_loop(const char *dir, const char *count, const char *stop)
+{
+	char name[4096], text[64];
+	unsigned long i;
+	struct stat st;
+	int fd;
+
+	for (i = 0; stat(stop, &st) != 0; i++) {
+		snprintf(name, sizeof(name), "%s/f%lu", dir, i % 10);
+		fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		snprintf(text, sizeof(text), "row %lu\n", i);
+		if (fd < 0 || write(fd, text, strlen(text)) < 0 || fsync(fd) < 0) {
+			fprintf(stderr, "chkpt-probe: %s: %s\n", name, strerror(errno));
+			return 1;
+		}
+		close(fd);
+		snprintf(text, sizeof(text), "%lu\n", i + 1);
+		note(count, text);
+	}
+	return 0;
+}
+
 /* Only meaningful as PID 1 of a UML guest: /proc/exitcode is UML's. */
 static int poweroff(const char *status)
 {
@@ -117,5 +205,9 @@ int main(int argc, char **argv)
 		return probe(argv[1], argv[2], "0");
 	if (argc == 3 && strcmp(argv[1], "poweroff") == 0)
 		return poweroff(argv[2]);
+	if (argc == 5 && strcmp(argv[1], "checkpoints") == 0)
+		return checkpoints(argv[2], argv[3], argv[4]);
+	if (argc == 5 && strcmp(argv[1], "fsync-loop") == 0)
+		return fsync_loop(argv[2], argv[3], argv[4]);
 	return usage();
 }

@@ -6,7 +6,12 @@
 # once on the same kernel without it. Test names start with the class the host checks them by:
 #   [patch N]  must pass with the series, and must fail without patch N;
 #   [stock]    runs only without the series (skipped with it), must pass;
-#   [both]     must pass on both kernels.
+#   [both]     must pass on both kernels;
+#   [patched]  runs only with the series (skipped without it), must pass: a
+#              fix whose bug can hang the stock kernel, where a hung guest
+#              would stop every later test (KCHECK_FC_HANG=1 runs it there
+#              too, to reproduce the hang: kernel/check-kernel.sh's
+#              FSTRIM_EXT_KERNEL_FC_HANG).
 # The block devices are made by the host (kernel/check-kernel.sh):
 #   /dev/ubda  main ext4 (discard)       /dev/ubdb  ext4 without journal
 #   /dev/ubdc  ext4, discard disabled    /dev/ubdd  data=journal ext4
@@ -50,6 +55,11 @@ teardown_file() {
 setup() {
 	bats_load_library bats-support
 	bats_load_library bats-assert
+}
+
+# the fast_commit tests' writers stop, whatever the test did
+teardown() {
+	touch /tmp/fc-writer.stop /tmp/fc-race.stop
 }
 
 # shellcheck source=tests/kernel/journal-extents.bash
@@ -104,11 +114,11 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 6] /sys/fs/ext4/features advertises the fixes of the series" {
+@test "[patch 7] /sys/fs/ext4/features advertises the fixes of the series" {
 	local f
 
 	for f in chkpt_jrnl jbd2_erase_fix dirent_pack_wipe journal_recovery_discard \
-		freed_inode_wipe; do
+		freed_inode_wipe jbd2_fc_checkpoint_fix; do
 		run cat "/sys/fs/ext4/features/$f"
 		assert_success
 		assert_output supported
@@ -116,7 +126,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 1] fstrim-ext --journal erases the journal via FS_IOC_CHKPT_JRNL" {
+@test "[patch 2] fstrim-ext --journal erases the journal via FS_IOC_CHKPT_JRNL" {
 	local i
 
 	for i in $(seq 1 20); do
@@ -134,7 +144,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 1] FS_IOC_CHKPT_JRNL refuses a caller without CAP_SYS_ADMIN (EPERM)" {
+@test "[patch 2] FS_IOC_CHKPT_JRNL refuses a caller without CAP_SYS_ADMIN (EPERM)" {
 	run -1 capsh --drop=cap_sys_admin -- -c "'$KCHECK_PROBE' chkpt-jrnl '$MNT/main' 1"
 	assert_output EPERM
 	run capsh --drop=cap_sys_admin -- -c "'$FSTRIM_EXT' --journal '$MNT/main'"
@@ -143,7 +153,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 1] FS_IOC_CHKPT_JRNL refuses a subdirectory (EINVAL)" {
+@test "[patch 2] FS_IOC_CHKPT_JRNL refuses a subdirectory (EINVAL)" {
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main/sub" 1
 	assert_output EINVAL
 	run "$FSTRIM_EXT" --journal "$MNT/main/sub"
@@ -152,7 +162,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 1] FS_IOC_CHKPT_JRNL refuses an unknown flag (EINVAL)" {
+@test "[patch 2] FS_IOC_CHKPT_JRNL refuses an unknown flag (EINVAL)" {
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 4
 	assert_output EINVAL
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 0x8000000000000001
@@ -160,7 +170,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 1] FS_IOC_CHKPT_JRNL refuses ext4 without a journal (ENODEV)" {
+@test "[patch 2] FS_IOC_CHKPT_JRNL refuses ext4 without a journal (ENODEV)" {
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/nojournal" 1
 	assert_output ENODEV
 	run "$FSTRIM_EXT" --journal-only "$MNT/nojournal"
@@ -169,7 +179,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 1] FS_IOC_CHKPT_JRNL refuses discard on a device without it (EOPNOTSUPP)" {
+@test "[patch 2] FS_IOC_CHKPT_JRNL refuses discard on a device without it (EOPNOTSUPP)" {
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/nodiscard" 1
 	assert_output EOPNOTSUPP
 	run -0 "$KCHECK_PROBE" chkpt-jrnl "$MNT/nodiscard" 0
@@ -180,7 +190,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 1] FS_IOC_CHKPT_JRNL refuses a read-only mount (EROFS), dry run too" {
+@test "[patch 2] FS_IOC_CHKPT_JRNL refuses a read-only mount (EROFS), dry run too" {
 	mount -o remount,ro "$MNT/main"
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 1
 	local discard=$output
@@ -194,7 +204,7 @@ crash() {
 # The ioctl must not act while the filesystem is frozen (a snapshot may be
 # under way): it waits in the freeze, and completes after the thaw.
 # bats test_tags=root
-@test "[patch 1] FS_IOC_CHKPT_JRNL waits while the filesystem is frozen" {
+@test "[patch 2] FS_IOC_CHKPT_JRNL waits while the filesystem is frozen" {
 	local out=$BATS_TEST_TMPDIR/answer pid state='' i before frozen
 
 	# transactions in the journal, which the ioctl would discard
@@ -234,7 +244,7 @@ crash() {
 # Userspace detects FS_IOC_CHKPT_JRNL by its dry run, which must leave the
 # journal as it is.
 # bats test_tags=root
-@test "[patch 1] a FS_IOC_CHKPT_JRNL dry run changes nothing; fstrim-ext --dry-run finds the ioctl by it" {
+@test "[patch 2] a FS_IOC_CHKPT_JRNL dry run changes nothing; fstrim-ext --dry-run finds the ioctl by it" {
 	local before after i
 
 	journal_extents /dev/ubda > "$BATS_FILE_TMPDIR/journal-extents"
@@ -263,7 +273,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 2] after the erase a buffered read of the journal region finds no old journal data" {
+@test "[patch 3] after the erase a buffered read of the journal region finds no old journal data" {
 	local i stale direct
 
 	journal_extents /dev/ubdd > "$BATS_FILE_TMPDIR/journal-extents"
@@ -317,7 +327,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 3] htree leaf splits leave no deleted names in the directory, kept files intact" {
+@test "[patch 4] htree leaf splits leave no deleted names in the directory, kept files intact" {
 	local d="$MNT/htree/d" i n left bad=0 line
 
 	mount /dev/ubde "$MNT/htree"
@@ -353,7 +363,7 @@ crash() {
 # filesystem of the test above: nothing recoverable with the series
 # (status 0), deleted names in live directory blocks without it.
 # bats test_tags=root
-@test "[patch 3] fstrim-ext --audit finds nothing recoverable after --journal" {
+@test "[patch 4] fstrim-ext --audit finds nothing recoverable after --journal" {
 	mount /dev/ubde "$MNT/htree"
 	run --separate-stderr "$FSTRIM_EXT" --journal --audit "$MNT/htree"
 	umount "$MNT/htree"
@@ -363,7 +373,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 4] with -o discard, a mount that replays the journal discards it, files intact" {
+@test "[patch 5] with -o discard, a mount that replays the journal discards it, files intact" {
 	local i n
 
 	crash_fs /dev/ubdd "$MNT/recovery" data=journal
@@ -394,7 +404,7 @@ crash() {
 # Orphan cleanup runs after the replay and writes transactions of its own:
 # the discard must come after them, or they stay in the journal.
 # bats test_tags=root
-@test "[patch 4] the discard after a replay comes after orphan cleanup: the journal is left empty" {
+@test "[patch 5] the discard after a replay comes after orphan cleanup: the journal is left empty" {
 	local n
 
 	crash_fs /dev/ubdd "$MNT/recovery" data=ordered
@@ -460,7 +470,7 @@ inode_remnants() {
 }
 
 # bats test_tags=root
-@test "[patch 5] a freed inode keeps neither inline data nor in-inode xattrs" {
+@test "[patch 6] a freed inode keeps neither inline data nor in-inode xattrs" {
 	local d="$MNT/recovery" ino_inline ino_xattr inline xattr
 
 	mkfs.ext4 -q -F -b 4096 -I 256 -O inline_data,metadata_csum \
@@ -558,4 +568,84 @@ inode_remnants() {
 		! grep -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, ' "$KCHECK_RUNDIR/strace-fc.log" ||
 			fail "a journal ioctl was issued"
 	fi
+}
+
+# fc_commits DEVICE: the fast commits ext4 made on DEVICE since the mount
+fc_commits() {
+	sed -n 's/^\([0-9]*\) commits$/\1/p' "/proc/fs/ext4/${1#/dev/}/fc_info"
+}
+
+# Patch 1: checkpoints (EXT4_IOC_CHECKPOINT holds the journal's update
+# barrier while it flushes) beside fsyncs that make fast commits. Without
+# the fix the two can wait for each other for good: measured on the stock
+# kernels with this test (kernel/README). The checkpoints must all return,
+# none taking 60 s, every writer must go on fsyncing, and fast commits must
+# have been made meanwhile (or the race was never run). KCHECK_FC_ROUNDS
+# checkpoints, alternating the DISCARD flag and no flag, from one process
+# (chkpt-probe checkpoints), beside four writers (chkpt-probe fsync-loop);
+# the round reached is in $KCHECK_RUNDIR/fc-progress for the host. A task
+# stuck in the kernel cannot be killed, and waiting for it, as timeout(1)
+# would, would take for ever: the test polls instead.
+# bats test_tags=root
+@test "[patched] fast_commit: checkpoints beside four fsync writers all return, and the writers go on" {
+	local d="$MNT/nojournal" stop=/tmp/fc-race.stop rounds=${KCHECK_FC_ROUNDS:-150}
+	local progress="$KCHECK_RUNDIR/fc-progress" pids=() before=() k t p cur last='' still=0
+	local counts='' fc0 fc1 n
+
+	if [[ $KCHECK_FLAVOR == stock && -z ${KCHECK_FC_HANG:-} ]]; then
+		skip "the stock kernel can hang here (KCHECK_FC_HANG=1 runs it)"
+	fi
+	[[ $KCHECK_FLAVOR == stock || -e /sys/fs/ext4/features/jbd2_fc_checkpoint_fix ]] ||
+		fail "the patched kernel does not advertise jbd2_fc_checkpoint_fix"
+	umount "$d" 2>/dev/null || true
+	mkfs.ext4 -q -F -b 4096 -O fast_commit /dev/ubdb
+	mount -o discard /dev/ubdb "$d"
+	rm -f "$stop" /tmp/fc-race.w* "$progress"
+	for k in 1 2 3 4; do
+		mkdir "$d/w$k"
+		"$KCHECK_PROBE" fsync-loop "$d/w$k" "/tmp/fc-race.w$k" "$stop" &
+		pids+=($!)
+	done
+	for k in 1 2 3 4; do
+		for ((t = 0; t < 60; t++)); do
+			[[ -s /tmp/fc-race.w$k ]] && break
+			sleep 1
+		done
+		read -r n 2>/dev/null <"/tmp/fc-race.w$k" || fail "writer $k wrote nothing in 60 s"
+		before+=("$n")
+	done
+	fc0=$(fc_commits /dev/ubdb)
+
+	"$KCHECK_PROBE" checkpoints "$d" "$rounds" "$progress" >/tmp/fc-race.out 2>&1 &
+	p=$!
+	while kill -0 "$p" 2>/dev/null; do
+		{ read -r cur <"$progress"; } 2>/dev/null || cur=''
+		if [[ $cur == "$last" ]]; then
+			still=$((still + 1))
+			((still < 60)) || fail "no checkpoint returned in 60 s: $cur: hung"
+		else
+			still=0 last=$cur
+		fi
+		sleep 1
+	done
+	wait "$p" || fail "$(cat /tmp/fc-race.out)"
+	fc1=$(fc_commits /dev/ubdb)
+
+	touch "$stop"
+	for k in 1 2 3 4; do
+		for ((t = 0; t < 60; t++)); do
+			kill -0 "${pids[k - 1]}" 2>/dev/null || break
+			sleep 1
+		done
+		! kill -0 "${pids[k - 1]}" 2>/dev/null || fail "writer $k did not stop in 60 s: hung"
+		wait "${pids[k - 1]}" || fail "writer $k failed"
+		read -r n <"/tmp/fc-race.w$k"
+		((n > before[k - 1])) || fail "writer $k made no fsync during the checkpoints"
+		counts+=" $((n - before[k - 1]))"
+	done
+	echo "# $rounds checkpoints; fsyncs of each writer meanwhile:$counts;" \
+		"fast commits $((fc1 - fc0))" >&3
+	((fc1 > fc0)) || fail "no fast commit was made during the checkpoints"
+	umount "$d"
+	run -0 e2fsck -fn /dev/ubdb
 }
