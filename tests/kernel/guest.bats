@@ -535,7 +535,9 @@ inode_remnants() {
 		while [[ ! -e $stop ]]; do
 			echo "row $i" | dd of="$d/db/f$((i % 20))" conv=fsync status=none
 			i=$((i + 1))
-			echo "$i" >/tmp/fc-writer.count
+			# renamed into place: a reader never sees it empty
+			echo "$i" >/tmp/fc-writer.count.new &&
+				mv -f /tmp/fc-writer.count.new /tmp/fc-writer.count
 		done
 	) &
 	pid=$!
