@@ -523,7 +523,8 @@ inode_remnants() {
 # for it, once the test of ext4 without a journal is done with it.
 # bats test_tags=root
 @test "[both] fast_commit beside an fsync writer: no checkpoint without the fix, nothing hangs" {
-	local d="$MNT/nojournal" stop=/tmp/fc-writer.stop pid before after i
+	local d="$MNT/nojournal" stop=/tmp/fc-writer.stop pid before after i r n runs=1
+	local -a st=() out=() err=()
 
 	umount "$d" 2>/dev/null || true
 	mkfs.ext4 -q -F -b 4096 -O fast_commit /dev/ubdb
@@ -547,9 +548,13 @@ inode_remnants() {
 	done
 	[[ -s /tmp/fc-writer.count ]] || fail "the writer wrote nothing in 60 s"
 
-	run --separate-stderr timeout -k 5 120 strace -f -o "$KCHECK_RUNDIR/strace-fc.log" \
-		-e trace=ioctl "$FSTRIM_EXT" -v --journal "$d"
-	local st=$status out=$output err=$stderr
+	# with the fix, the weekly run's test of tests/busy.bats: run after run
+	[[ ! -e /sys/fs/ext4/features/jbd2_fc_checkpoint_fix ]] || runs=3
+	for ((r = 0; r < runs; r++)); do
+		run --separate-stderr timeout -k 5 120 strace -f -o "$KCHECK_RUNDIR/strace-fc-$r.log" \
+			-e trace=ioctl "$FSTRIM_EXT" -v --journal "$d"
+		st+=("$status") out+=("$output") err+=("$stderr")
+	done
 	before=$(cat /tmp/fc-writer.count)
 	sleep 1
 	after=$(cat /tmp/fc-writer.count)
@@ -559,17 +564,30 @@ inode_remnants() {
 	run -0 e2fsck -fn /dev/ubdb
 
 	((after > before)) || fail "the writer stopped: $before then $after fsyncs"
-	if [[ -e /sys/fs/ext4/features/jbd2_fc_checkpoint_fix ]]; then
-		[ "$st" -eq 0 ] || fail "status $st: $out / $err"
-		[[ $out =~ ^"$d: ".*" trimmed, journal checkpointed and discarded via " ]] ||
-			fail "output: $out"
-	else
-		[ "$st" -eq 1 ] || fail "status $st (124: timed out): $out / $err"
-		[[ $err == *"fstrim-ext: $d: journal step not done: the filesystem has fast_commit, and on this kernel a journal checkpoint can deadlock with an fsync (no /sys/fs/ext4/features/jbd2_fc_checkpoint_fix)"* ]] ||
-			fail "stderr: $err"
-		! grep -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, ' "$KCHECK_RUNDIR/strace-fc.log" ||
-			fail "a journal ioctl was issued"
-	fi
+	for ((r = 0; r < runs; r++)); do
+		if [[ -e /sys/fs/ext4/features/jbd2_fc_checkpoint_fix ]]; then
+			[ "${st[r]}" -eq 0 ] || fail "run $r: status ${st[r]}: ${out[r]} / ${err[r]}"
+			[[ ${out[r]} =~ ^"$d: ".*" trimmed, journal checkpointed and discarded via " ]] ||
+				fail "run $r: output: ${out[r]}"
+			# the checkpoint, and at most the one ZEROOUT erase more that
+			# blocks read back with data call for (seen once in 6 runs on
+			# 6.1 patched beside fast commits; the suspect is the
+			# fast-commit area, which the read back does not judge yet:
+			# issue 20); never a freeze
+			n=$(grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x[48]\), 0x[0-9a-f]+\) = 0' \
+				"$KCHECK_RUNDIR/strace-fc-$r.log")
+			((n == 1 || n == 2)) ||
+				fail "run $r: $n checkpoints: $(grep 0x2b "$KCHECK_RUNDIR/strace-fc-$r.log")"
+			! grep -E 'FIFREEZE|FITHAW' "$KCHECK_RUNDIR/strace-fc-$r.log" ||
+				fail "run $r froze the filesystem"
+		else
+			[ "${st[r]}" -eq 1 ] || fail "status ${st[r]} (124: timed out): ${out[r]} / ${err[r]}"
+			[[ ${err[r]} == *"fstrim-ext: $d: journal step not done: the filesystem has fast_commit, and on this kernel a journal checkpoint can deadlock with an fsync (no /sys/fs/ext4/features/jbd2_fc_checkpoint_fix)"* ]] ||
+				fail "stderr: ${err[r]}"
+			! grep -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, ' "$KCHECK_RUNDIR/strace-fc-$r.log" ||
+				fail "a journal ioctl was issued"
+		fi
+	done
 }
 
 # fc_commits DEVICE: the fast commits ext4 made on DEVICE since the mount
