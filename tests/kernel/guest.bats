@@ -571,9 +571,8 @@ inode_remnants() {
 				fail "run $r: output: ${out[r]}"
 			# the checkpoint, and at most the one ZEROOUT erase more that
 			# blocks read back with data call for (seen once in 6 runs on
-			# 6.1 patched beside fast commits; the suspect is the
-			# fast-commit area, which the read back does not judge yet:
-			# issue 20); never a freeze
+			# 6.1 patched beside fast commits, the cause not yet known:
+			# issue 25); never a freeze
 			n=$(grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x[48]\), 0x[0-9a-f]+\) = 0' \
 				"$KCHECK_RUNDIR/strace-fc-$r.log")
 			((n == 1 || n == 2)) ||
