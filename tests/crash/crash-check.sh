@@ -204,11 +204,12 @@ for ((i = 1; i <= trials; i++)); do
 done
 echo "# $flavor: $in_run of $trials kills landed during an fstrim-ext run, $recovered left a journal to replay; $files_total durable files checked"
 # deleted data a preallocation held fails a run truthfully now and then;
-# in more than one run in five it would be the tool's failure
-if ((held_total * 5 > runs_total)); then
-	echo "not ok - $flavor: $held_total of $runs_total fstrim-ext runs failed for deleted data in free blocks the allocator held, more than one in five (see runs.log of each trial)"
+# in more than half of the runs it would be the tool's failure (the limit
+# of tests/safety.bats)
+if ((held_total * 2 > runs_total)); then
+	echo "not ok - $flavor: $held_total of $runs_total fstrim-ext runs failed for deleted data in free blocks the allocator held, more than half (see runs.log of each trial)"
 	failures=$((failures + 1))
 else
-	echo "ok - $flavor: $held_total of $runs_total fstrim-ext runs failed for deleted data in free blocks the allocator held (one in five at most)"
+	echo "ok - $flavor: $held_total of $runs_total fstrim-ext runs failed for deleted data in free blocks the allocator held (half at most)"
 fi
 ((failures == 0))
