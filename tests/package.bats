@@ -65,7 +65,8 @@ _need_deb() {
 	dpkg-deb -x "$DEB" "$BATS_TEST_TMPDIR/x"
 	run -0 grep -h '^ExecStart=\|^fstrim_ext=' "$BATS_TEST_TMPDIR/x/lib/systemd/system/fstrim-ext.service" \
 		"$BATS_TEST_TMPDIR/x/etc/cron.weekly/fstrim-ext"
-	assert_line --regexp '^ExecStart=/usr/sbin/fstrim-ext '
+	# the unit's shell execs the installed command (systemd/fstrim-ext.service.in)
+	assert_line --regexp '^ExecStart=/bin/sh -c .*; exec /usr/sbin/fstrim-ext "\$\$@"'"'"'$'
 	assert_line 'fstrim_ext=/usr/sbin/fstrim-ext'
 	run -0 dpkg-deb --info "$DEB" conffiles
 	assert_output /etc/cron.weekly/fstrim-ext

@@ -523,7 +523,7 @@ inode_remnants() {
 # for it, once the test of ext4 without a journal is done with it.
 # bats test_tags=root
 @test "[both] fast_commit beside an fsync writer: no checkpoint without the fix, nothing hangs" {
-	local d="$MNT/nojournal" stop=/tmp/fc-writer.stop pid before after i r n runs=1
+	local d="$MNT/nojournal" stop=/tmp/fc-writer.stop pid before after i r n rc runs=1
 	local -a st=() out=() err=()
 
 	umount "$d" 2>/dev/null || true
@@ -553,7 +553,8 @@ inode_remnants() {
 	for ((r = 0; r < runs; r++)); do
 		run --separate-stderr timeout -k 5 120 strace -f -o "$KCHECK_RUNDIR/strace-fc-$r.log" \
 			-e trace=ioctl "$FSTRIM_EXT" -v --journal "$d"
-		st+=("$status") out+=("$output") err+=("$stderr")
+		rc=$status
+		st+=("$rc") out+=("$output") err+=("$stderr")
 	done
 	before=$(cat /tmp/fc-writer.count)
 	sleep 1
