@@ -1811,6 +1811,41 @@ static void trim_span(ext2_filsys fs, uint64_t start, uint64_t len, blk64_t *fir
 		*end = *first + len / bsize;
 }
 
+/* Read [@z, @hi) in pieces, marking the blocks with data. */
+static int read_marking(struct free_reader *r, blk64_t z, blk64_t hi, uint64_t budget,
+			struct audit_free *out)
+{
+	uint64_t bsize = r->fs->blocksize;
+
+	out->free_bytes += (hi - z) * bsize;
+	while (z < hi) {
+		uint64_t n = hi - z, k;
+		ssize_t got;
+
+		if (n > READ_CHUNK / bsize)
+			n = READ_CHUNK / bsize;
+		if (n > (budget - out->read_bytes) / bsize)
+			n = (budget - out->read_bytes) / bsize;
+		if (!n)
+			return 0;
+		got = pread(r->devfd, r->buf, n * bsize, (off_t)(z * bsize));
+		if (got != (ssize_t)(n * bsize))
+			return got < 0 ? -errno : -EIO;
+		out->read_bytes += n * bsize;
+		for (k = 0; k < n; k++) {
+			int rc;
+
+			if (audit_block_is_zero(r->buf + k * bsize, bsize))
+				continue;
+			rc = blocks_add(&r->found, z + k, r->buf + k * bsize, bsize);
+			if (rc)
+				return rc;
+		}
+		z += n;
+	}
+	return 0;
+}
+
 /* btrfs: all of what FITRIM discarded, as on ext4 */
 static int readback_btrfs(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 			  struct audit_free *out, struct audit_free_marks **marks)
@@ -1856,8 +1891,7 @@ int audit_free_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	/* the extents FITRIM discarded: the allocator's, not the disk's bitmap (struct alloc_free) */
 	rc = alloc_free_open(&w, fd, fs);
 	while (!rc && (rc = alloc_free_next(&w, &z, &e)) == 0) {
-		uint64_t lo, hi, pos, n, k;
-		ssize_t got;
+		uint64_t lo, hi;
 
 		/* what lies in the range FITRIM was given */
 		if (z < first)
@@ -1869,62 +1903,16 @@ int audit_free_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 		/* the part of the extent the device's granularity lets discard */
 		lo = (z * bsize + gran - 1) / gran * gran;
 		hi = e * bsize / gran * gran;
-		if (hi <= lo)
-			continue;
-		out->free_bytes += hi - lo;
-		for (pos = lo; pos < hi && !rc; pos += n) {
-			n = hi - pos < READ_CHUNK ? hi - pos : READ_CHUNK;
-			got = pread(r.devfd, r.buf, n, (off_t)pos);
-			if (got != (ssize_t)n) {
-				rc = got < 0 ? -errno : -EIO;
-				break;
-			}
-			out->read_bytes += n;
-			for (k = 0; k < n / bsize && !rc; k++)
-				if (!audit_block_is_zero(r.buf + k * bsize, bsize))
-					rc = blocks_add(&r.found, pos / bsize + k,
-							r.buf + k * bsize, bsize);
-		}
+		/* in whole blocks: all of it, as gran is a multiple of bsize */
+		lo = (lo + bsize - 1) / bsize;
+		hi /= bsize;
+		if (hi > lo)
+			rc = read_marking(&r, lo, hi, FREE_READ_BUDGET, out);
 	}
 	if (rc == 1)
 		rc = 0;
 	alloc_free_close(&w);
 	return free_reader_close(&r, rc, out, marks);
-}
-
-/* Read [@z, @hi) in pieces, marking the blocks with data. */
-static int read_marking(struct free_reader *r, blk64_t z, blk64_t hi, uint64_t budget,
-			struct audit_free *out)
-{
-	uint64_t bsize = r->fs->blocksize;
-
-	out->free_bytes += (hi - z) * bsize;
-	while (z < hi) {
-		uint64_t n = hi - z, k;
-		ssize_t got;
-
-		if (n > READ_CHUNK / bsize)
-			n = READ_CHUNK / bsize;
-		if (n > (budget - out->read_bytes) / bsize)
-			n = (budget - out->read_bytes) / bsize;
-		if (!n)
-			return 0;
-		got = pread(r->devfd, r->buf, n * bsize, (off_t)(z * bsize));
-		if (got != (ssize_t)(n * bsize))
-			return got < 0 ? -errno : -EIO;
-		out->read_bytes += n * bsize;
-		for (k = 0; k < n; k++) {
-			int rc;
-
-			if (audit_block_is_zero(r->buf + k * bsize, bsize))
-				continue;
-			rc = blocks_add(&r->found, z + k, r->buf + k * bsize, bsize);
-			if (rc)
-				return rc;
-		}
-		z += n;
-	}
-	return 0;
 }
 
 int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
