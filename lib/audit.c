@@ -193,6 +193,7 @@ struct journal_layout {
 	uint32_t first, maxlen, last; /* the log is first .. last - 1 */
 	uint32_t sequence, start; /* from the superblock: start 0 is empty */
 	uint32_t incompat;
+	bool fast_commit; /* the filesystem's feature: the area after the log */
 };
 
 /* A copy of filesystem block @fsblk in the log, or a revoke of it. */
@@ -486,7 +487,12 @@ static int read_layout_sb(int dev, struct journal_layout *jl, unsigned char *buf
 	jl->last = jl->maxlen;
 	if (jl->maxlen > jl->mapped)
 		return -EUCLEAN;
-	if (jl->incompat & JBD2_INCOMPAT_FAST_COMMIT) {
+	/*
+	 * The kernel takes the fast-commit area from the log whenever the
+	 * filesystem has fast_commit; an empty journal's superblock does not
+	 * say so (jbd2_mark_journal_empty() writes it without the flag).
+	 */
+	if ((jl->incompat & JBD2_INCOMPAT_FAST_COMMIT) || jl->fast_commit) {
 		uint32_t fc = be32(buf + JBD2_SB_NUM_FC_BLKS);
 
 		fc = fc ? fc : JBD2_DEFAULT_FC_BLOCKS;
@@ -495,6 +501,82 @@ static int read_layout_sb(int dev, struct journal_layout *jl, unsigned char *buf
 	if (!jl->first || jl->first >= jl->last)
 		return -EUCLEAN;
 	return 0;
+}
+
+/* ext4's fast-commit tags (fs/ext4/fast_commit.h): little-endian tag and length */
+#define EXT4_FC_TL_SIZE 4
+#define EXT4_FC_TAG_ADD_RANGE 0x0001
+#define EXT4_FC_TAG_TAIL 0x0008 /* value: the transaction id, a crc */
+#define EXT4_FC_TAG_HEAD 0x0009 /* value: features, the transaction id */
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+/*
+ * The transaction id that a block of the fast-commit area names: the
+ * TAIL's that ends a fast commit, else the HEAD's that begins the first
+ * after a full commit. ext4 never lets a tag cross a block's end, so each
+ * block is read alone. False when the block names none.
+ */
+static bool fc_block_tid(const unsigned char *b, size_t bsize, uint32_t *tid, bool *tail)
+{
+	size_t off = 0;
+	bool found = false;
+
+	while (off + EXT4_FC_TL_SIZE <= bsize) {
+		unsigned int tag = (unsigned int)b[off] | (unsigned int)b[off + 1] << 8;
+		size_t len = (size_t)b[off + 2] | (size_t)b[off + 3] << 8;
+		const unsigned char *val = b + off + EXT4_FC_TL_SIZE;
+
+		if (tag < EXT4_FC_TAG_ADD_RANGE || tag > EXT4_FC_TAG_HEAD ||
+		    off + EXT4_FC_TL_SIZE + len > bsize)
+			break;
+		if (tag == EXT4_FC_TAG_TAIL && len >= 8) {
+			*tid = le32(val);
+			*tail = true;
+			return true;
+		}
+		if (tag == EXT4_FC_TAG_HEAD && len >= 8) {
+			*tid = le32(val + 4);
+			found = true;
+		}
+		off += EXT4_FC_TL_SIZE + len;
+	}
+	*tail = false;
+	return found;
+}
+
+/*
+ * Judge a block of the fast-commit area, which has no jbd2 headers. The
+ * erase zeroed the area, so a fast commit of a transaction from @since on
+ * was written after it: the block whose tag names it, and the blocks
+ * before it back to the last one a TAIL ended (*@pending, the first of
+ * them, or UINT32_MAX), are explained.
+ */
+static void explain_fc(const unsigned char *b, size_t bsize, uint32_t blk, uint32_t since,
+		       uint32_t *pending, unsigned char *explained)
+{
+	uint32_t tid = 0;
+	bool tail, fresh;
+
+	if (!fc_block_tid(b, bsize, &tid, &tail)) {
+		if (*pending == UINT32_MAX)
+			*pending = blk;
+		return;
+	}
+	fresh = (int32_t)(tid - since) >= 0;
+	if (fresh)
+		explained[blk] = 1;
+	if (!tail) {
+		/* a HEAD: the blocks after it go with the TAIL to come */
+		*pending = blk + 1;
+		return;
+	}
+	for (; fresh && *pending < blk; (*pending)++)
+		explained[*pending] = 1;
+	*pending = UINT32_MAX;
 }
 
 /*
@@ -508,7 +590,7 @@ static int scan_journal(struct journal_layout *jl, ext2_filsys fs,
 			struct audit_journal *j)
 {
 	unsigned char *buf = NULL, *big = NULL, *cls = NULL, *nonzero = NULL;
-	uint32_t blk;
+	uint32_t blk, since, pending = UINT32_MAX;
 	int dev, rc;
 
 	dev = audit_direct_open(
@@ -526,6 +608,12 @@ static int scan_journal(struct journal_layout *jl, ext2_filsys fs,
 		nonzero = calloc(jl->maxlen, 1);
 		rc = cls && nonzero ? 0 : -ENOMEM;
 	}
+	/*
+	 * A fast commit of a transaction older than the log's first (all of
+	 * them, in an empty journal) is never replayed: old, like the log's
+	 * older transactions.
+	 */
+	since = jl->sequence;
 	j->block_size = jl->bsize;
 	j->blocks = j->nonzero_blocks = j->live_blocks = j->old_blocks = 0;
 	for (blk = jl->first; !rc && blk < jl->maxlen;) {
@@ -542,9 +630,15 @@ static int scan_journal(struct journal_layout *jl, ext2_filsys fs,
 			rc = got < 0 ? -errno : -EIO;
 			break;
 		}
-		for (k = 0; k < n; k++, blk++)
-			nonzero[blk] = !audit_block_is_zero(big + (size_t)k * jl->bsize,
-							    jl->bsize);
+		for (k = 0; k < n; k++, blk++) {
+			const unsigned char *b = big + (size_t)k * jl->bsize;
+
+			nonzero[blk] = !audit_block_is_zero(b, jl->bsize);
+			if (!nonzero[blk])
+				pending = UINT32_MAX;
+			else if (blk >= jl->last) /* 1 is JBLOCK_LIVE */
+				explain_fc(b, jl->bsize, blk, since, &pending, cls);
+		}
 	}
 	/*
 	 * Walk the log after the read: a commit during the read wrote at the
@@ -560,7 +654,7 @@ static int scan_journal(struct journal_layout *jl, ext2_filsys fs,
 		if (!nonzero[blk])
 			continue;
 		j->nonzero_blocks++;
-		if (blk >= jl->last || cls[blk] == JBLOCK_LIVE) {
+		if (cls[blk] == JBLOCK_LIVE) {
 			j->live_blocks++;
 			continue;
 		}
@@ -604,6 +698,7 @@ static int internal_layout(ext2_filsys fs, const char *devpath, struct journal_l
 
 	if (ext2fs_read_inode(fs, ino, &inode) != 0)
 		return -EIO;
+	jl->fast_commit = ext2fs_has_feature_fast_commit(fs->super);
 	jl->bsize = fs->blocksize;
 	jl->mapped = (uint32_t)(EXT2_I_SIZE(&inode) / fs->blocksize);
 	jl->phys = calloc(jl->mapped ? jl->mapped : 1, sizeof(*jl->phys));
@@ -673,6 +768,7 @@ static int external_layout(ext2_filsys fs, struct audit_result *out,
 	if (jl->bsize < 1024 || jl->bsize > 65536 || maxlen <= sb_block)
 		return -EUCLEAN;
 	/* block 0 of the journal is its superblock; the rest follow it */
+	jl->fast_commit = ext2fs_has_feature_fast_commit(fs->super);
 	jl->mapped = maxlen;
 	jl->phys = calloc(maxlen, sizeof(*jl->phys));
 	jl->devpath = strdup(path);
@@ -1623,7 +1719,7 @@ static int read_pass(struct audit_journal_dev *jd, uint32_t since, unsigned char
 		     struct journal_pass *p)
 {
 	const struct journal_layout *jl = &jd->jl;
-	uint32_t blk, k;
+	uint32_t blk, k, pending = UINT32_MAX;
 
 	p->nonzero = calloc(jl->maxlen, 1);
 	p->explained = calloc(jl->maxlen, 1);
@@ -1644,13 +1740,15 @@ static int read_pass(struct audit_journal_dev *jd, uint32_t since, unsigned char
 		for (k = 0; k < n; k++, blk++) {
 			const unsigned char *b = big + (size_t)k * jl->bsize;
 
-			if (audit_block_is_zero(b, jl->bsize))
+			if (audit_block_is_zero(b, jl->bsize)) {
+				pending = UINT32_MAX;
 				continue;
+			}
 			p->nonzero[blk] = 1;
 			p->hash[blk] = block_hash(b, jl->bsize);
-			/* the fast-commit area has no jbd2 headers: not judged */
 			if (blk >= jl->last)
-				p->explained[blk] = 1;
+				explain_fc(b, jl->bsize, blk, since, &pending,
+					   p->explained);
 			else
 				explain_header(jl, b, blk, since, p->explained);
 		}
@@ -2278,9 +2376,62 @@ static void check(bool ok, const char *what)
 		tap_failed++;
 }
 
+/* Put a fast-commit tag at @off of @b; returns the offset after it. */
+static size_t put_fc_tag(unsigned char *b, size_t off, unsigned int tag, size_t len,
+			 uint32_t tid)
+{
+	b[off] = tag & 0xff;
+	b[off + 1] = tag >> 8;
+	b[off + 2] = len & 0xff;
+	b[off + 3] = len >> 8;
+	memset(b + off + EXT4_FC_TL_SIZE, 0x5a, len);
+	if (tag == EXT4_FC_TAG_HEAD || tag == EXT4_FC_TAG_TAIL) {
+		unsigned char *t =
+			b + off + EXT4_FC_TL_SIZE + (tag == EXT4_FC_TAG_HEAD ? 4 : 0);
+
+		t[0] = tid & 0xff;
+		t[1] = tid >> 8 & 0xff;
+		t[2] = tid >> 16 & 0xff;
+		t[3] = tid >> 24;
+	}
+	return off + EXT4_FC_TL_SIZE + len;
+}
+
+/*
+ * Fast commits as ext4 lays them out, judged against the sequence an
+ * erase left: blocks [0] HEAD, [1] tags, [2] TAIL of transaction @tid,
+ * [3] zero.
+ */
+static unsigned int fc_explained(uint32_t tid, uint32_t since, bool head)
+{
+	enum {
+		BS = 1024
+	};
+	static unsigned char b[4][BS];
+	unsigned char explained[4] = { 0 };
+	uint32_t pending = UINT32_MAX, i;
+	size_t off;
+
+	memset(b, 0, sizeof(b));
+	off = put_fc_tag(b[0], 0, head ? EXT4_FC_TAG_HEAD : EXT4_FC_TAG_ADD_RANGE, 8,
+			 tid);
+	put_fc_tag(b[0], off, 0x0007 /* PAD */, BS - off - EXT4_FC_TL_SIZE, 0);
+	off = put_fc_tag(b[1], 0, EXT4_FC_TAG_ADD_RANGE, 16, 0);
+	put_fc_tag(b[1], off, 0x0007, BS - off - EXT4_FC_TL_SIZE, 0);
+	off = put_fc_tag(b[2], 0, 0x0006 /* INODE */, 100, 0);
+	put_fc_tag(b[2], off, EXT4_FC_TAG_TAIL, BS - off - EXT4_FC_TL_SIZE, tid);
+	for (i = 0; i < 3; i++)
+		explain_fc(b[i], BS, i, since, &pending, explained);
+	return explained[0] | explained[1] << 1 | explained[2] << 2;
+}
+
 int main(void)
 {
-	printf("1..14\n");
+	unsigned char blk[1024] = { 0 };
+	uint32_t tid = 0;
+	bool tail = true;
+
+	printf("1..22\n");
 	check(audit_name_plausible("PII-SSN-001.txt", 15), "plain name");
 	check(audit_name_plausible("\xc3\xa9t\xc3\xa9", 5), "UTF-8 name");
 	check(!audit_name_plausible("", 0), "empty name");
@@ -2295,6 +2446,25 @@ int main(void)
 	check(!audit_release_at_least("5.10.0-28-amd64", 5, 13), "5.10 < 5.13");
 	check(!audit_release_at_least("4.19.0", 5, 13), "4.19 < 5.13");
 	check(!audit_release_at_least("junk", 5, 13), "junk");
+
+	check(!fc_block_tid(blk, sizeof(blk), &tid, &tail),
+	      "fc: a zero block names no transaction");
+	put_fc_tag(blk, put_fc_tag(blk, 0, EXT4_FC_TAG_HEAD, 8, 12),
+		   EXT4_FC_TAG_ADD_RANGE, 16, 0);
+	check(fc_block_tid(blk, sizeof(blk), &tid, &tail) && tid == 12 && !tail,
+	      "fc: a HEAD names its transaction");
+	put_fc_tag(blk, 0, EXT4_FC_TAG_TAIL, sizeof(blk) - EXT4_FC_TL_SIZE, 0x01020304);
+	check(fc_block_tid(blk, sizeof(blk), &tid, &tail) && tid == 0x01020304 && tail,
+	      "fc: a TAIL names its transaction, little-endian");
+	check(fc_explained(12, 12, true) == 7,
+	      "fc: a fast commit of the erase's own sequence was written after it");
+	check(fc_explained(13, 12, false) == 7,
+	      "fc: a later fast commit without HEAD: all its blocks are new");
+	check(fc_explained(11, 12, true) == 0, "fc: an older fast commit is old data");
+	check(fc_explained(0xffffffffU, 2, false) == 0,
+	      "fc: an older one across the wrap of the sequence is old data");
+	check(fc_explained(3, 0xfffffffeU, false) == 7,
+	      "fc: a newer one across the wrap of the sequence is new");
 	return tap_failed ? 1 : 0;
 }
 #endif

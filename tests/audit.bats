@@ -125,6 +125,44 @@ count_device() {
 	assert_equal "$count" "$after"
 }
 
+# The fast-commit area after the log: each fsync's fast commit there
+# carries the name of the file it created. Once the journal is flushed
+# (here: unmounted) they are never replayed, and the names of files since
+# deleted stay readable: old data, not the live log (the audit counted the
+# whole area live while the journal superblock had its fast_commit flag).
+# bats test_tags=root
+@test "fast commits of deleted files: the audit counts them as old data, not live log" {
+	require_root
+	require_cmd jq debugfs blockdev dumpe2fs
+	make_loop_fs ext4 128 -b 4096 -O fast_commit -E lazy_itable_init=0,lazy_journal_init=0
+	local i fc_len named live dump="$BATS_TEST_TMPDIR/journal"
+
+	for ((i = 0; i < 40; i++)); do
+		echo data | dd of="$MNT/FCNAME-$i.txt" conv=fsync status=none
+	done
+	rm -f "$MNT"/FCNAME-*
+	umount "$MNT"
+	mount "$LOOPDEV" "$MNT"
+	echo other >"$MNT/other"
+	sync -f "$MNT"
+
+	fc_len=$(dumpe2fs -h "$LOOPDEV" 2>/dev/null | sed -n 's/^Fast commit length: *//p')
+	[[ $fc_len =~ ^[1-9][0-9]*$ ]] || fail "no fast-commit area: ${fc_len:-none}"
+	blockdev --flushbufs "$LOOPDEV"
+	debugfs -R "dump <8> $dump" "$LOOPDEV" >/dev/null 2>&1
+	# blocks of the area (the journal's last fc_len) that hold a deleted name
+	named=$(perl -e 'open(my $f, "<", $ARGV[0]) or die; binmode $f; my ($b, $n);
+		seek($f, -$ARGV[1] * 4096, 2) or die;
+		while (read($f, $b, 4096) == 4096) { $n++ if $b =~ /FCNAME-/ } print $n + 0' \
+		"$dump" "$fc_len")
+	((named >= 10)) || fail "the writes made $named fast commits with a name"
+
+	run -2 --separate-stderr "$FSTRIM_EXT" --audit --json "$MNT"
+	live=$(jq -r '.filesystems[0].audit_journal_live_blocks' <<<"$output")
+	((live < named)) ||
+		fail "$live journal blocks counted live, $named fast commits hold deleted names"
+}
+
 # bats test_tags=root
 @test "--audit changes nothing: the image is the same, no FITRIM, no journal erase" {
 	require_root

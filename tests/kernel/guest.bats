@@ -549,7 +549,10 @@ inode_remnants() {
 	[[ -s /tmp/fc-writer.count ]] || fail "the writer wrote nothing in 60 s"
 
 	# with the fix, the weekly run's test of tests/busy.bats: run after run
-	[[ ! -e /sys/fs/ext4/features/jbd2_fc_checkpoint_fix ]] || runs=3
+	# (the fast commits the writer makes after each erase were taken for
+	# old data in 6 of 14 runs on 6.1, before the read back judged the
+	# fast-commit area by their transaction ids)
+	[[ ! -e /sys/fs/ext4/features/jbd2_fc_checkpoint_fix ]] || runs=6
 	for ((r = 0; r < runs; r++)); do
 		run --separate-stderr timeout -k 5 120 strace -f -o "$KCHECK_RUNDIR/strace-fc-$r.log" \
 			-e trace=ioctl "$FSTRIM_EXT" -v --journal "$d"
@@ -570,13 +573,11 @@ inode_remnants() {
 			[ "${st[r]}" -eq 0 ] || fail "run $r: status ${st[r]}: ${out[r]} / ${err[r]}"
 			[[ ${out[r]} =~ ^"$d: ".*" trimmed, journal checkpointed and discarded via " ]] ||
 				fail "run $r: output: ${out[r]}"
-			# the checkpoint, and at most the one ZEROOUT erase more that
-			# blocks read back with data call for (seen once in 6 runs on
-			# 6.1 patched beside fast commits, the cause not yet known:
-			# issue 25); never a freeze
+			# one checkpoint: the writer's new transactions and fast
+			# commits are not old data, so no second erase; never a freeze
 			n=$(grep -c -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x[48]\), 0x[0-9a-f]+\) = 0' \
 				"$KCHECK_RUNDIR/strace-fc-$r.log")
-			((n == 1 || n == 2)) ||
+			((n == 1)) ||
 				fail "run $r: $n checkpoints: $(grep 0x2b "$KCHECK_RUNDIR/strace-fc-$r.log")"
 			! grep -E 'FIFREEZE|FITHAW' "$KCHECK_RUNDIR/strace-fc-$r.log" ||
 				fail "run $r froze the filesystem"
