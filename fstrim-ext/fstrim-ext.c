@@ -490,7 +490,9 @@ static struct audit_free_marks *note_unreachable(const struct fstrim_control *ct
  * that a device that ignores discard is reported, not trusted;
  * and the blocks @unreached (note_unreachable()) that held data before
  * the trims. Data in either fails the filesystem, as data left in the
- * journal does.
+ * journal does. Where FITRIM is not supported (a device without
+ * discard), the free space was never trimmed and is read back all the
+ * same: what deleted files left there is still on the device.
  */
 static void verify_trim(const struct fstrim_control *ctl, int fd, const char *path,
 			struct fs_result *res, struct audit_free_marks *unreached)
@@ -498,6 +500,7 @@ static void verify_trim(const struct fstrim_control *ctl, int fd, const char *pa
 	struct audit_free *f = &res->trim_check, *u = &res->unreached_check;
 	struct audit_free_marks *marks = NULL;
 	char size[SIZE_HUMAN_MAX];
+	bool trimmed = res->trim_done;
 	uint64_t more;
 	int rc, urc = 0;
 
@@ -512,7 +515,7 @@ static void verify_trim(const struct fstrim_control *ctl, int fd, const char *pa
 	 * held, free all along.
 	 */
 	if ((marks || unreached) && syncfs(fd) == 0 &&
-	    trim_fs_again(fd, &ctl->range, &more) == 0) {
+	    (!trimmed || trim_fs_again(fd, &ctl->range, &more) == 0)) {
 		if (!rc && marks)
 			rc = audit_free_recheck(fd, marks, f);
 		if (unreached)
@@ -525,6 +528,12 @@ static void verify_trim(const struct fstrim_control *ctl, int fd, const char *pa
 		note(ctl,
 		     "%s: warning: the discarded free space could not be read back: %s",
 		     path, strerror(-rc));
+	} else if (f->nonzero_blocks && !trimmed) {
+		note(ctl,
+		     "%s: the free space was not trimmed (the discard operation is not "
+		     "supported): %" PRIu64 " free blocks hold data (%s read back)",
+		     path, f->nonzero_blocks,
+		     size_to_human(f->read_bytes, size, sizeof(size)));
 	} else if (f->nonzero_blocks) {
 		note(ctl,
 		     "%s: the device did not erase what FITRIM discarded: %" PRIu64
@@ -646,6 +655,8 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 			if (res.trim_done && !ctl->dryrun && !res.retrim_rc &&
 			    !res.trim_stopped)
 				verify_trim(ctl, fd, path, &res, unreached);
+			else if (trim_rc == 1 && !ctl->dryrun && !stop_signal)
+				verify_trim(ctl, fd, path, &res, NULL);
 			if (res.retrim_rc && res.retrim_rc != -EINTR)
 				note(ctl,
 				     "%s: FITRIM after the journal checkpoint failed: %s; "

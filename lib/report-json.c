@@ -596,8 +596,11 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 			/* the device kept what FITRIM discarded */
 			if (report_discarded_left(res)) {
 				snprintf(error, sizeof(error),
-					 "free space: %" PRIu64
-					 " discarded blocks still hold data",
+					 res->trim_done ?
+						 "free space: %" PRIu64
+						 " discarded blocks still hold data" :
+						 "free space: %" PRIu64
+						 " blocks, not trimmed, still hold data",
 					 report_discarded_left(res));
 				worst = -EIO;
 			} else if (report_unreached_left(res)) {

@@ -104,7 +104,10 @@ char *report_line(const struct fs_result *res, bool verbose)
 	 */
 	if (report_discarded_left(res))
 		snprintf(kept, sizeof(kept),
-			 ", but %" PRIu64 " discarded free blocks still hold data",
+			 res->trim_done ? ", but %" PRIu64
+					  " discarded free blocks still hold data" :
+					  ", but %" PRIu64
+					  " free blocks, not trimmed, still hold data",
 			 report_discarded_left(res));
 	else if (report_unreached_left(res))
 		snprintf(kept, sizeof(kept),
@@ -130,8 +133,9 @@ char *report_line(const struct fs_result *res, bool verbose)
 		if (asprintf(&line, "%s: %s%s, %s%s%s", res->path, trim, on, journal,
 			     kept, stopped) < 0)
 			line = NULL;
-	} else if (asprintf(&line, "%s: %s%s%s", res->path,
-			    res->trim_done ? trim : journal, on, stopped) < 0) {
+	} else if (asprintf(&line, "%s: %s%s%s%s", res->path,
+			    res->trim_done ? trim : journal, on,
+			    res->trim_done ? "" : kept, stopped) < 0) {
 		line = NULL;
 	}
 	return line;

@@ -185,6 +185,51 @@ journal_nonzero_bytes() {
 	assert_output "$MNT: journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT"
 }
 
+# A device without discard: FITRIM is not supported, so the free space is
+# never trimmed; --journal-erase=zeroout still erases the journal. What the
+# deleted files left in free space is read back, and fails the filesystem:
+# --journal asked for it to be gone (it passed with status 0 before).
+@test "a device without discard: the untrimmed free space is read back, and data there fails the run" {
+	require_cmd jq
+	local n
+	make_loop_fs ext4 64 -b 4096
+	make_pii_files "$MNT/gone" NOTRIM 20
+	sync
+	rm -rf "$MNT/gone"
+	sync
+	disable_discard "$LOOPDEV"
+
+	run -1 --separate-stderr "$FSTRIM_EXT" -v --journal-erase=zeroout "$MNT"
+	assert_equal "${stderr_lines[0]}" "fstrim-ext: $MNT: the discard operation is not supported"
+	[[ ${stderr_lines[1]} =~ ^"fstrim-ext: $MNT: the free space was not trimmed (the discard operation is not supported): "([1-9][0-9]*)" free blocks hold data ("[0-9.]+" "[KMG]"iB read back)"$ ]] ||
+		fail "stderr: $stderr"
+	n=${BASH_REMATCH[1]}
+	assert_equal "${#stderr_lines[@]}" 2
+	assert_output "$MNT: journal checkpointed and zeroed via EXT4_IOC_CHECKPOINT, but $n free blocks, not trimmed, still hold data"
+	# the device agrees: the deleted contents are there to read
+	((n >= 20)) || fail "$n blocks for 20 deleted files"
+	[[ $(strings -a "$LOOPDEV" | grep -c CONTENT-NOTRIM) -eq 20 ]] ||
+		fail "the device does not hold the 20 deleted contents"
+
+	# never quiet, whatever --quiet-unsupported says; --json says why
+	run -1 --separate-stderr "$FSTRIM_EXT" --quiet-unsupported --journal-erase=zeroout "$MNT"
+	assert_output ""
+	[[ $stderr == "fstrim-ext: $MNT: the free space was not trimmed"* ]] || fail "stderr: $stderr"
+	run -1 --separate-stderr "$FSTRIM_EXT" --json --journal-erase=zeroout "$MNT"
+	assert_equal "$(jq -r '.filesystems[0].trim_verified' <<<"$output")" data-left
+	[[ $(jq -r '.filesystems[0].error' <<<"$output") == "free space: "*" blocks, not trimmed, still hold data" ]] ||
+		fail "json: $output"
+
+	# chosen from a table (the unit's way), where fstrim is silent about a
+	# filesystem that cannot discard: still a failure, and said
+	printf '%s %s ext4 defaults 0 0\n' "$LOOPDEV" "$MNT" >"$BATS_TEST_TMPDIR/tab"
+	run -32 --separate-stderr "$FSTRIM_EXT" --journal-erase=zeroout -I "$BATS_TEST_TMPDIR/tab"
+	[[ $stderr == *"fstrim-ext: $MNT: the free space was not trimmed"* ]] || fail "stderr: $stderr"
+
+	# --journal-only was not asked to trim: the free space is not its business
+	run -0 "$FSTRIM_EXT" --journal-only --journal-erase=zeroout "$MNT"
+}
+
 @test "xfs: trimmed, the journal step is unsupported (tests/xfs.bats: what stays)" {
 	require_cmd mkfs.xfs
 	make_loop_fs xfs 320
