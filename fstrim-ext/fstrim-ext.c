@@ -525,9 +525,8 @@ static void verify_trim(const struct fstrim_control *ctl, int fd, const char *pa
 	if (rc) {
 		f->read = false;
 		f->error = -rc;
-		note(ctl,
-		     "%s: warning: the discarded free space could not be read back: %s",
-		     path, strerror(-rc));
+		note(ctl, "%s: the %s free space could not be read back: %s", path,
+		     trimmed ? "discarded" : "untrimmed", strerror(-rc));
 	} else if (f->nonzero_blocks && !trimmed) {
 		note(ctl,
 		     "%s: the free space was not trimmed (the discard operation is not "
@@ -547,9 +546,7 @@ static void verify_trim(const struct fstrim_control *ctl, int fd, const char *pa
 	}
 	/* not read and no error: the scan was skipped for a stop signal */
 	if (!u->read && u->error) {
-		note(ctl,
-		     "%s: warning: the free blocks FITRIM cannot reach could not be "
-		     "read: %s",
+		note(ctl, "%s: the free blocks FITRIM cannot reach could not be read: %s",
 		     path, strerror(u->error));
 	} else if (u->nonzero_blocks) {
 		note(ctl,
@@ -688,8 +685,8 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 		rc = worse(rc, -EOPNOTSUPP);
 	if (res.verify.state == JOURNAL_VERIFY_DATA_LEFT ||
 	    res.verify.state == JOURNAL_VERIFY_UNREAD || report_discarded_left(&res) ||
-	    report_unreached_left(&res) || report_names_left(&res) ||
-	    (res.names_checked && res.names_check.error))
+	    report_free_unread(&res) || report_unreached_left(&res) ||
+	    report_names_left(&res) || (res.names_checked && res.names_check.error))
 		rc = worse(rc, -EIO);
 
 	if (ctl->audit) {

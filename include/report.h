@@ -54,6 +54,11 @@ const char *report_journal_reason(const struct journal_result *jr, const char *f
  * them), and those it cannot reach. Either fails the filesystem.
  */
 uint64_t report_discarded_left(const struct fs_result *res);
+/*
+ * The errno of a read back of the free space (discarded, or that FITRIM
+ * cannot reach) that failed, or 0: the filesystem fails, as for data left.
+ */
+int report_free_unread(const struct fs_result *res);
 uint64_t report_unreached_left(const struct fs_result *res);
 
 /*

@@ -2151,7 +2151,7 @@ bool audit_incomplete(const struct audit_result *res)
 	if (!res->ext4)
 		return true;
 	return (res->journal.present && !res->journal.read) || !res->dirents.scanned ||
-	       !res->free.read;
+	       !res->free.read || res->free_error;
 }
 
 int audit_dirents_fd(int fd, struct audit_dirents *d)
@@ -2324,6 +2324,9 @@ char *audit_describe(const char *path, const struct audit_result *res, int rc,
 			res->dirents.removed_names, res->dirents.ndirs,
 			res->dirents.directories);
 	describe_free(f, res);
+	if (res->ext4 && res->free_error)
+		fprintf(f, "; free extents' sizes not read (%s)",
+			strerror(res->free_error));
 	/* what no step here reads, said every time */
 	fputs("; not examined: freed inodes (inline data, extended attributes)", f);
 	fputc('\n', f);

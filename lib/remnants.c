@@ -159,6 +159,13 @@ static uint32_t le32(const unsigned char *p)
  * Allocation unit and dir_index from the superblock of the device @dev,
  * read through @path, which must be that device's node.
  */
+/* Whether read_superblock() found no node to read, rather than failing to read one. */
+static bool sb_not_found(int rc)
+{
+	return rc == -ENOENT || rc == -ENODEV || rc == -ENXIO || rc == -EACCES ||
+	       rc == -EPERM;
+}
+
 static int read_superblock(const char *path, dev_t dev, uint32_t *unit, bool *dir_index)
 {
 	unsigned char sb[1024];
@@ -261,14 +268,17 @@ static int check(dev_t dev, const char *devpath, unsigned int blocksize,
 	rc = -ENOENT;
 	if (devpath)
 		rc = read_superblock(devpath, dev, &unit, &dir_index);
-	if (rc < 0) {
+	if (sb_not_found(rc)) {
 		snprintf(path, sizeof(path), "/dev/block/%u:%u", major(dev), minor(dev));
 		rc = read_superblock(path, dev, &unit, &dir_index);
 	}
-	if (rc < 0) {
+	if (sb_not_found(rc)) {
 		snprintf(path, sizeof(path), "/dev/%s", name);
 		rc = read_superblock(path, dev, &unit, &dir_index);
 	}
+	/* a node that opened and could not be read is a failed read, not a guess */
+	if (rc < 0 && !sb_not_found(rc))
+		return rc;
 	if (rc < 0) {
 		unit = blocksize;
 		dir_index = true;

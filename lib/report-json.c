@@ -594,7 +594,12 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 					 strerror(-fs->trim_rc));
 			worst = fs->trim_rc;
 			/* the device kept what FITRIM discarded */
-			if (report_discarded_left(res)) {
+			if (report_free_unread(res)) {
+				snprintf(error, sizeof(error),
+					 "free space: not read back: %s",
+					 strerror(report_free_unread(res)));
+				worst = -EIO;
+			} else if (report_discarded_left(res)) {
 				snprintf(error, sizeof(error),
 					 res->trim_done ?
 						 "free space: %" PRIu64

@@ -102,7 +102,10 @@ char *report_line(const struct fs_result *res, bool verbose)
 	 * The device kept what FITRIM discarded, or the allocator holds free
 	 * blocks with data (verify_trim() in the command).
 	 */
-	if (report_discarded_left(res))
+	if (report_free_unread(res))
+		snprintf(kept, sizeof(kept),
+			 ", but the free space could not be read back");
+	else if (report_discarded_left(res))
 		snprintf(kept, sizeof(kept),
 			 res->trim_done ? ", but %" PRIu64
 					  " discarded free blocks still hold data" :
@@ -180,6 +183,18 @@ uint64_t report_discarded_left(const struct fs_result *res)
 	return res->trim_checked && res->trim_check.read ?
 		       res->trim_check.nonzero_blocks :
 		       0;
+}
+
+int report_free_unread(const struct fs_result *res)
+{
+	if (!res->trim_checked)
+		return 0;
+	if (!res->trim_check.read)
+		return res->trim_check.error ? res->trim_check.error : EIO;
+	/* not read and no error: the scan was skipped for a stop signal */
+	if (!res->unreached_check.read && res->unreached_check.error)
+		return res->unreached_check.error;
+	return 0;
 }
 
 uint64_t report_unreached_left(const struct fs_result *res)
@@ -368,6 +383,7 @@ int main(void)
 				.journal_done = true,
 				.journal.iface = JOURNAL_IFACE_CHKPT_JRNL,
 				.trim_checked = true,
+				.trim_check = { .read = true },
 				.unreached_check = { .read = true,
 						     .nonzero_blocks = 12 } };
 	check_line(&r, true,
@@ -380,13 +396,14 @@ int main(void)
 		   "discarded via FS_IOC_CHKPT_JRNL, but 3 discarded free blocks "
 		   "still hold data");
 	check_left(&r, 3, 12);
-	/* what was not read back counts for nothing either way */
-	r.trim_check.read = false;
+	/* what was not read back counts for no block, and fails the line */
+	r.trim_check = (struct audit_free){ .error = EIO };
 	r.unreached_check.read = false;
 	check_left(&r, 0, 0);
 	check_line(&r, true,
 		   "/mnt: 1 MiB (1048576 bytes) trimmed, journal checkpointed and "
-		   "discarded via FS_IOC_CHKPT_JRNL");
+		   "discarded via FS_IOC_CHKPT_JRNL, but the free space could not be "
+		   "read back");
 
 	check_status(0, 0, 0);
 	check_status(3, 0, 0);

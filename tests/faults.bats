@@ -8,7 +8,7 @@
 # shellcheck disable=SC2030,SC2031 # status and output are set by run and tool_wait
 
 # per-test timeout: see tests/test_helper/common-setup.bash
-BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-600}
 
 setup() {
 	load test_helper/common-setup
@@ -352,4 +352,62 @@ $F2: 0 B (0 bytes) trimmed on "*", interrupted at 0 B of 64 MiB" ]] || fail "std
 	unset FSTRIM_EXT_EIO
 	# without the fault, the same filesystem is clean
 	run -0 "$FSTRIM_EXT" --journal "$MNT"
+}
+
+# fail_each_read SHIM ARGS...: runs "$FSTRIM_EXT ARGS" once to count the
+# reads of $LOOPDEV it makes, then once for each N of them with the Nth
+# read failing (and every later read of the same bytes: a bad sector stays
+# bad). A run that failed a read must not exit 0, nor say "audit: nothing
+# found".
+# Sets CHECKED to the runs that did fail a read.
+fail_each_read() {
+	local shim=$1 n reads log="$T/reads.log" rc
+	shift
+	rm -f "$log"
+	FSTRIM_EXT_EIO_NTH="$LOOPDEV:0" FSTRIM_EXT_EIO_LOG="$log" LD_PRELOAD="$shim" \
+		"$FSTRIM_EXT" "$@" >/dev/null 2>&1
+	reads=$(wc -l <"$log")
+	((reads >= 20)) || fail "only $reads reads of $LOOPDEV counted"
+	CHECKED=0
+	for ((n = 1; n <= reads; n++)); do
+		rm -f "$log"
+		run --separate-stderr env FSTRIM_EXT_EIO_NTH="$LOOPDEV:$n" \
+			FSTRIM_EXT_EIO_LOG="$log" LD_PRELOAD="$shim" "$FSTRIM_EXT" "$@"
+		rc=$status
+		# the filesystem changed since the count: this run made fewer reads
+		(($(wc -l <"$log") >= n)) || continue
+		CHECKED=$((CHECKED + 1))
+		((rc != 0)) || fail "read $n of $reads failed and the run exited 0: $output"
+		[[ $output != *"audit: nothing found"* ]] ||
+			fail "read $n of $reads failed and the audit says: $output"
+	done
+	((CHECKED >= reads / 2)) || fail "only $CHECKED of $reads runs reached their read"
+}
+
+# Every read a run makes, failed in turn (a disk that fails one sector):
+# no run that lost a read passes. The free-space read back of --journal
+# used to say "warning" and exit 0; the audit took the superblock of its
+# free-extent figures for granted when it could not read it.
+# bats test_tags=root
+@test "each read of an --audit and of a --journal run failed in turn: never status 0" {
+	local shim
+	shim=$(PAUSE_SHIM="${top_builddir:-$top_srcdir}/tests/preload/eio.so" _pause_preload) ||
+		exit 1
+	make_loop_fs ext4 64 -b 4096 -E lazy_itable_init=0,lazy_journal_init=0
+	mount -o remount,noinit_itable "$MNT"
+	mkdir "$MNT/d"
+	for i in $(seq 1 30); do echo "content $i" >"$MNT/d/file-$i"; done
+	sync
+	rm -f "$MNT"/d/file-1*
+	sync
+	run -0 "$FSTRIM_EXT" --journal "$MNT"
+	run -0 "$FSTRIM_EXT" --audit "$MNT"
+
+	fail_each_read "$shim" --audit "$MNT"
+	echo "# --audit: $CHECKED runs, each with one failed read" >&3
+	fail_each_read "$shim" -v --journal "$MNT"
+	echo "# --journal: $CHECKED runs, each with one failed read" >&3
+	# and with no fault, the same filesystem is clean
+	run -0 "$FSTRIM_EXT" --journal "$MNT"
+	run -0 "$FSTRIM_EXT" --audit "$MNT"
 }

@@ -10,6 +10,15 @@
  *                                 with EIO, and so does a read(2) there
  *                                 (libext2fs's unix io manager reads again
  *                                 with lseek and read when pread fails).
+ *   FSTRIM_EXT_EIO_NTH=DEV:N        the Nth read of DEV in the process (1
+ *                                 is the first; pread, pread64 and read
+ *                                 alike) fails with EIO, and so does every
+ *                                 later read of DEV that overlaps the bytes
+ *                                 it asked for: a bad sector stays bad.
+ *                                 N = 0 fails none. With
+ *                                 FSTRIM_EXT_EIO_LOG=FILE each read of DEV
+ *                                 appends "N OFFSET LENGTH" to FILE, so that
+ *                                 a test knows how many reads a run makes.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -25,24 +34,66 @@
 typedef ssize_t (*pread_fn)(int, void *, size_t, off_t);
 typedef ssize_t (*read_fn)(int, void *, size_t);
 
-static bool fails(int fd, off_t off, size_t len)
+/* Whether @fd is open on the path @dev. */
+static bool is_dev(int fd, const char *dev)
 {
-	const char *spec = getenv("FSTRIM_EXT_EIO");
-	char dev[PATH_MAX], link[64], path[PATH_MAX];
-	unsigned long long start, count;
+	char link[64], path[PATH_MAX];
 	ssize_t n;
 
-	if (!spec || sscanf(spec, "%4095[^:]:%llu:%llu", dev, &start, &count) != 3)
-		return false;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, path, sizeof(path) - 1);
 	if (n <= 0)
 		return false;
 	path[n] = '\0';
-	if (strcmp(path, dev))
+	return strcmp(path, dev) == 0;
+}
+
+static bool overlaps(unsigned long long off, size_t len, unsigned long long start,
+		     unsigned long long count)
+{
+	return off < start + count && off + len > start;
+}
+
+/* FSTRIM_EXT_EIO_NTH: the reads of the device so far, and the bad range once set */
+static unsigned long long nth_reads, bad_start, bad_count;
+static bool bad_set;
+
+static bool fails_nth(int fd, off_t off, size_t len)
+{
+	const char *spec = getenv("FSTRIM_EXT_EIO_NTH"),
+		   *log = getenv("FSTRIM_EXT_EIO_LOG");
+	char dev[PATH_MAX];
+	unsigned long long nth;
+	FILE *f;
+
+	if (!spec || sscanf(spec, "%4095[^:]:%llu", dev, &nth) != 2 || !is_dev(fd, dev))
 		return false;
-	return (unsigned long long)off < start + count &&
-	       (unsigned long long)off + len > start;
+	nth_reads++;
+	if (log && (f = fopen(log, "a"))) {
+		fprintf(f, "%llu %llu %zu\n", nth_reads, (unsigned long long)off, len);
+		fclose(f);
+	}
+	if (nth && nth_reads == nth && !bad_set) {
+		bad_set = true;
+		bad_start = (unsigned long long)off;
+		bad_count = len ? len : 1;
+	}
+	return bad_set && overlaps((unsigned long long)off, len, bad_start, bad_count);
+}
+
+static bool fails(int fd, off_t off, size_t len)
+{
+	const char *spec = getenv("FSTRIM_EXT_EIO");
+	char dev[PATH_MAX];
+	unsigned long long start, count;
+
+	if (fails_nth(fd, off, len))
+		return true;
+	if (!spec || sscanf(spec, "%4095[^:]:%llu:%llu", dev, &start, &count) != 3)
+		return false;
+	if (!is_dev(fd, dev))
+		return false;
+	return overlaps((unsigned long long)off, len, start, count);
 }
 
 static ssize_t eio_pread(const char *name, int fd, void *buf, size_t len, off_t off)
@@ -71,7 +122,7 @@ ssize_t read(int fd, void *buf, size_t len)
 	read_fn real = (read_fn)dlsym(RTLD_NEXT, "read");
 	off_t off;
 
-	if (getenv("FSTRIM_EXT_EIO")) {
+	if (getenv("FSTRIM_EXT_EIO") || getenv("FSTRIM_EXT_EIO_NTH")) {
 		off = lseek(fd, 0, SEEK_CUR);
 		if (off >= 0 && fails(fd, off, len)) {
 			errno = EIO;
