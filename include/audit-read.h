@@ -19,6 +19,14 @@
 #define DIRECT_ALIGN 4096
 
 /*
+ * A run of at least this many name bytes outside every live entry is a
+ * piece of a name even without its entry's header. The leftovers of
+ * do_split() (dx_map_entry: a hash, then an offset and a size below
+ * 4096) and of the htree index never hold more than six in a row.
+ */
+#define NAME_FRAGMENT_MIN 8
+
+/*
  * How much free space the audit reads: all of it. A sample would miss what
  * lies between its pieces and still read as "nothing found"; the spread
  * reader (audit_spread_init()) keeps the budget for a bounded read.
