@@ -38,9 +38,6 @@
 #include "sizes.h"
 #include "trim.h"
 
-#define PATH_FSTAB "/etc/fstab"
-#define PATH_MOUNTINFO "/proc/self/mountinfo"
-
 struct fstrim_control {
 	struct fstrim_range range;
 	const char *tables; /* -a, -A, -I: the tables to read */
