@@ -35,7 +35,7 @@ void audit_describe_device(dev_t devno, struct audit_device *out)
 		return;
 	sysfs_blkdev_read_u64(disk, "queue/write_zeroes_max_bytes",
 			      &out->write_zeroes_max_bytes);
-	sysfs_blkdev_read_u64(disk, "queue/discard_granularity", &gran);
+	sysfs_discard_granularity(devno, &gran);
 	out->discard_granularity = (uint32_t)gran;
 	out->known = true;
 }

@@ -297,7 +297,7 @@ static void probe_device(const char *devname, bool *discard_ok, bool *ro_dev)
 	dev = st.st_rdev;
 	if (blkid_devno_to_wholedisk(dev, NULL, 0, &disk) != 0 || !disk)
 		return;
-	if (sysfs_blkdev_read_u64(disk, "queue/discard_granularity", &granularity) != 0)
+	if (sysfs_discard_granularity(dev, &granularity) != 0)
 		granularity = 0;
 	sysfs_blkdev_read_u64(dev, "ro", &ro);
 	*discard_ok = granularity > 0;
