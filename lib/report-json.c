@@ -302,7 +302,7 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 		    const struct report_json_fs *fs)
 {
 	const char *status = "ok", *reason = NULL;
-	char error[256] = "";
+	char error[256] = "", why[REPORT_REASON_MAX];
 	struct libscols_line *ln;
 	int rc = 0, worst = 0, i;
 
@@ -407,10 +407,12 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 				if (!*error)
 					snprintf(error, sizeof(error), "journal: %s",
 						 report_journal_reason(&res->journal,
-								       fs->fstype));
+								       fs->fstype, why,
+								       sizeof(why)));
 				worst = -EOPNOTSUPP;
 			} else if (fs->journal_rc == 1 && !reason) {
-				reason = report_journal_reason(&res->journal, fs->fstype);
+				reason = report_journal_reason(&res->journal, fs->fstype,
+							       why, sizeof(why));
 			} else if (fs->journal_rc < 0 && !*error)
 				snprintf(error, sizeof(error), "journal checkpoint: %s",
 					 strerror(-fs->journal_rc));

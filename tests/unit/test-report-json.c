@@ -24,6 +24,7 @@ int main(int argc, char **argv)
 	struct report_json_fs f = { .fstype = "ext4", .trim_asked = true };
 	char dir_path[] = "/h", journal_path[] = "/dev/loop0";
 	struct audit_result a = { 0 };
+	char why[REPORT_REASON_MAX];
 	struct report_json *rj;
 	int status = 0;
 
@@ -73,8 +74,9 @@ int main(int argc, char **argv)
 		f.journal_asked = true;
 		f.journal_rc = 1;
 		r.journal.unsupported = JOURNAL_NO_JOURNAL;
-		report_json_warning(rj, "%s: the journal step is not supported: %s",
-				    r.path, report_journal_reason(&r.journal, "ext4"));
+		report_json_warning(
+			rj, "%s: the journal step is not supported: %s", r.path,
+			report_journal_reason(&r.journal, "ext4", why, sizeof(why)));
 		report_json_add(rj, &r, &f);
 		r.path = "/data";
 		r.device = "/dev/sdb1";
