@@ -12,7 +12,7 @@
 
 #include <libmount.h>
 
-#include "mounts.h"
+struct fs_entry;
 
 /* statx of what @path reaches, with its mount ID. Returns 0 or -errno. */
 int stat_path(const char *path, struct statx *stx, int *mnt_id);

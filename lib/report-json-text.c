@@ -13,7 +13,6 @@
 #include <libsmartcols.h>
 
 #include "report.h"
-#include "report-json.h"
 #include "report-json-table.h"
 
 /* @str as a JSON string, quoted and escaped. */
