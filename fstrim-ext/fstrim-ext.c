@@ -38,9 +38,6 @@
 #include "sizes.h"
 #include "trim.h"
 
-#define PATH_FSTAB "/etc/fstab"
-#define PATH_MOUNTINFO "/proc/self/mountinfo"
-
 struct fstrim_control {
 	struct fstrim_range range;
 	const char *tables; /* -a, -A, -I: the tables to read */
@@ -581,6 +578,7 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 	};
 	struct audit_result audit = { 0 };
 	struct audit_free_marks *unreached = NULL;
+	char reason[REPORT_REASON_MAX];
 	int trim_rc = 0, journal_rc = 0, rc;
 	char error[256];
 
@@ -671,10 +669,12 @@ static int process_fs(struct fstrim_control *ctl, int fd, const char *path,
 		} else if (journal_rc == 1 && journal_not_erased(&res.journal)) {
 			/* a journal to erase that was not: never quiet */
 			note(ctl, "%s: journal step not done: %s", path,
-			     report_journal_reason(&res.journal, fstype));
+			     report_journal_reason(&res.journal, fstype, reason,
+						   sizeof(reason)));
 		} else if (journal_rc == 1 && !ctl->quiet_unsupp) {
 			note(ctl, "%s: the journal step is not supported: %s", path,
-			     report_journal_reason(&res.journal, fstype));
+			     report_journal_reason(&res.journal, fstype, reason,
+						   sizeof(reason)));
 		} else if (journal_rc < 0) {
 			note(ctl, "%s: journal checkpoint failed: %s", path,
 			     strerror(-journal_rc));

@@ -3,8 +3,10 @@
 #define FSTRIM_EXT_AUDIT_READ_H
 
 /*
- * What the audit's parts share (lib/audit.c for ext2/3/4, lib/audit-btrfs.c
- * for btrfs); not an interface of the library.
+ * What the audit's parts share: the reader (lib/audit-read.c) that the
+ * backends (lib/audit-ext4.c for ext2/3/4, lib/audit-btrfs.c for btrfs)
+ * read devices through, and the backends' entry points, which
+ * lib/audit-fs.c calls; not an interface of the library.
  */
 
 #include <stdbool.h>
@@ -12,11 +14,21 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <ext2fs/ext2fs.h>
+
 #include "audit.h"
 
 /* Device reads go through a buffer of this size, aligned for O_DIRECT. */
 #define READ_CHUNK (1024 * 1024)
 #define DIRECT_ALIGN 4096
+
+/*
+ * A run of at least this many name bytes outside every live entry is a
+ * piece of a name even without its entry's header. The leftovers of
+ * do_split() (dx_map_entry: a hash, then an offset and a size below
+ * 4096) and of the htree index never hold more than six in a row.
+ */
+#define NAME_FRAGMENT_MIN 8
 
 /*
  * How much free space the audit reads: all of it. A sample would miss what
@@ -77,6 +89,34 @@ int audit_spread_extent(struct audit_spread *sp, int dev, unsigned char *buf, ui
 			uint64_t s);
 
 /*
+ * Blocks found holding data that are kept, with what they held, to be
+ * read again: 12 MiB at most. A device that ignores discard fills it
+ * long before a run ends; the blocks past it count as holding data.
+ */
+#define BLOCK_LIST_MAX (1U << 20)
+
+struct block_list {
+	blk64_t *v;
+	uint32_t *sum; /* crc32c of each block's contents when read */
+	size_t count, alloc;
+	uint64_t over; /* blocks with data past BLOCK_LIST_MAX, not kept */
+};
+
+struct audit_btrfs_marks;
+
+/* Free blocks that read back with data after FITRIM, and what they held. */
+struct audit_free_marks {
+	char *devpath;
+	uint64_t bsize;
+	uint64_t gran; /* FITRIM's minimum, to tell why it left them; or 0 */
+	struct block_list blocks;
+	struct audit_btrfs_marks *btrfs; /* on btrfs, instead of the above */
+};
+
+int blocks_add(struct block_list *l, blk64_t blk, const unsigned char *data, size_t len);
+void blocks_free(struct block_list *l);
+
+/*
  * The audit of the btrfs filesystem open at @fd: its free space read back
  * (@out->free, @out->btrfs_space, @out->data). Returns 0, or -errno when
  * nothing could be done.
@@ -99,5 +139,20 @@ int audit_btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *marks, struct audit_free *out);
 
 void audit_btrfs_marks_free(struct audit_btrfs_marks *marks);
+
+/*
+ * The ext4 backend (lib/audit-ext4.c): audit_fs() past the kernel and the
+ * device, and ext4's parts of audit_free_readback() and audit_free_recheck().
+ */
+int audit_ext4(int fd, struct audit_result *out);
+int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			struct audit_free *out, struct audit_free_marks **marks);
+int audit_ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free *out);
+
+/*
+ * Read every directory of @fs for names of removed entries (lib/audit-dirents.c).
+ * Returns 0 with @d filled, or -errno.
+ */
+int audit_dirents(ext2_filsys fs, struct audit_dirents *d);
 
 #endif /* FSTRIM_EXT_AUDIT_READ_H */

@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#define PATH_MOUNTINFO "/proc/self/mountinfo"
+#define PATH_FSTAB "/etc/fstab"
+
 /* One filesystem chosen for trimming, as the live mount table shows it. */
 struct fs_entry {
 	char *target; /* mountpoint, as named by the table it came from */
@@ -69,6 +72,8 @@ struct select_opts {
 	const char *mountinfo; /* live table; NULL means /proc/self/mountinfo */
 	bool need_discard; /* a requested step needs the device to discard */
 	bool need_writable; /* a requested step writes to the filesystem */
+	/* the table's rules alone, without asking the running system (tests) */
+	bool table_rules_only;
 	/* called for each line of a table that cannot be parsed */
 	void (*parse_error)(const char *file, int line, void *arg);
 	void *arg;

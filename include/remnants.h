@@ -9,7 +9,7 @@
 
 /*
  * What the trim and the journal step cannot reach on an ext4 filesystem,
- * as far as the kernel lets userspace see it. Filled by remnants_check().
+ * as far as the kernel lets userspace see it. Filled by remnants_check_dev().
  */
 struct remnants {
 	uint64_t free_bytes; /* free space in the allocator's groups */
@@ -56,11 +56,6 @@ int remnants_parse_mb_groups(FILE *stream, uint32_t unit, uint32_t granularity,
  * device (not ext4, or no procfs), or -errno.
  */
 int remnants_check_dev(dev_t dev, unsigned int blocksize, struct remnants *out);
-
-/* The same for the device node @source_dev_path (e.g. "/dev/sda1"); -ENOTBLK
- * when it is not a block device. */
-int remnants_check(const char *source_dev_path, unsigned int blocksize,
-		   struct remnants *out);
 
 /* Whether names of deleted files may remain inside live directory blocks. */
 bool remnants_names_may_remain(const struct remnants *r);

@@ -45,8 +45,14 @@ struct fs_result {
  */
 char *report_line(const struct fs_result *res, bool verbose);
 
-/* Why the journal step cannot run, for "PATH: the journal step is not supported: %s". */
-const char *report_journal_reason(const struct journal_result *jr, const char *fstype);
+/*
+ * Why the journal step cannot run, for "PATH: the journal step is not
+ * supported: %s": a constant string, or @buf (of @size bytes, at least
+ * REPORT_REASON_MAX) filled.
+ */
+#define REPORT_REASON_MAX 256
+const char *report_journal_reason(const struct journal_result *jr, const char *fstype,
+				  char *buf, size_t size);
 
 /*
  * Free blocks found still holding data after the last FITRIM, when the

@@ -202,47 +202,11 @@ static int read_superblock(const char *path, dev_t dev, uint32_t *unit, bool *di
 	return 0;
 }
 
-/*
- * The discard granularity of @sysdir (a /sys/dev/block/M:m path). A
- * partition has no queue of its own: its disk's applies.
- */
-static int read_granularity(const char *sysdir, uint32_t *granularity)
+int remnants_check_dev(dev_t dev, unsigned int blocksize, struct remnants *out)
 {
-	char path[PATH_MAX], buf[32];
-	unsigned long val;
-	char *end;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/partition", sysdir);
-	if (access(path, F_OK) == 0)
-		snprintf(path, sizeof(path), "%s/../queue/discard_granularity", sysdir);
-	else
-		snprintf(path, sizeof(path), "%s/queue/discard_granularity", sysdir);
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
-		n = -errno;
-	close(fd);
-	if (n < 0)
-		return (int)n;
-	buf[n] = '\0';
-	errno = 0;
-	val = strtoul(buf, &end, 10);
-	if (errno || end == buf || val > UINT32_MAX)
-		return -EINVAL;
-	*granularity = (uint32_t)val;
-	return 0;
-}
-
-static int check(dev_t dev, const char *devpath, unsigned int blocksize,
-		 struct remnants *out)
-{
-	char sysdir[64], name[NAME_MAX + 1], path[PATH_MAX + 32];
+	char name[NAME_MAX + 1], path[PATH_MAX + 32];
 	uint32_t unit = blocksize, granularity = 0;
+	uint64_t gran = 0;
 	bool dir_index = true;
 	FILE *f;
 	int rc;
@@ -250,28 +214,25 @@ static int check(dev_t dev, const char *devpath, unsigned int blocksize,
 	memset(out, 0, sizeof(*out));
 
 	/* /proc/fs/ext4/ is keyed by the kernel's name of the device, as in sysfs */
-	snprintf(sysdir, sizeof(sysdir), "/sys/dev/block/%u:%u", major(dev), minor(dev));
 	rc = sysfs_blkdev_name(dev, name, sizeof(name));
 	if (rc < 0)
 		return rc;
 
-	rc = read_granularity(sysdir, &granularity);
+	rc = sysfs_discard_granularity(dev, &gran);
 	if (rc < 0)
 		return rc;
+	if (gran > UINT32_MAX)
+		return -EINVAL;
+	granularity = (uint32_t)gran;
 
 	/*
 	 * The superblock gives the unit of the histogram (the cluster with
-	 * bigalloc) and dir_index. Try the node we were given, udev's link,
-	 * then devtmpfs's node; without any, take @blocksize and assume
-	 * htree directories are possible.
+	 * bigalloc) and dir_index. Try udev's link, then devtmpfs's node;
+	 * without either, take @blocksize and assume htree directories are
+	 * possible.
 	 */
-	rc = -ENOENT;
-	if (devpath)
-		rc = read_superblock(devpath, dev, &unit, &dir_index);
-	if (sb_not_found(rc)) {
-		snprintf(path, sizeof(path), "/dev/block/%u:%u", major(dev), minor(dev));
-		rc = read_superblock(path, dev, &unit, &dir_index);
-	}
+	snprintf(path, sizeof(path), "/dev/block/%u:%u", major(dev), minor(dev));
+	rc = read_superblock(path, dev, &unit, &dir_index);
 	if (sb_not_found(rc)) {
 		snprintf(path, sizeof(path), "/dev/%s", name);
 		rc = read_superblock(path, dev, &unit, &dir_index);
@@ -302,23 +263,6 @@ static int check(dev_t dev, const char *devpath, unsigned int blocksize,
 		 EXT4_FEATURE_DIRENT_PACK_WIPE);
 	out->dirent_pack_wipe = access(path, F_OK) == 0;
 	return 0;
-}
-
-int remnants_check_dev(dev_t dev, unsigned int blocksize, struct remnants *out)
-{
-	return check(dev, NULL, blocksize, out);
-}
-
-int remnants_check(const char *source_dev_path, unsigned int blocksize,
-		   struct remnants *out)
-{
-	struct stat st;
-
-	if (stat(source_dev_path, &st) != 0)
-		return -errno;
-	if (!S_ISBLK(st.st_mode))
-		return -ENOTBLK;
-	return check(st.st_rdev, source_dev_path, blocksize, out);
 }
 
 bool remnants_names_may_remain(const struct remnants *r)

@@ -22,20 +22,17 @@ static const char *erase_verb(enum journal_erase how)
  * What the read back of the journal adds to the line: nothing when it
  * read zeroes (the erase the line names is the one verified).
  */
-static const char *verify_text(const struct journal_verify *v)
+static const char *verify_text(const struct journal_verify *v, char *buf, size_t size)
 {
-	static char buf[128];
-
 	switch (v->state) {
 	case JOURNAL_VERIFY_ZEROED:
-		snprintf(buf, sizeof(buf),
+		snprintf(buf, size,
 			 "; %" PRIu64 " blocks read back with data, zeroed via %s",
 			 v->found, v->redo);
 		return buf;
 	case JOURNAL_VERIFY_DATA_LEFT:
-		snprintf(buf, sizeof(buf),
-			 "; %" PRIu64 " blocks still hold data after %s too", v->left,
-			 v->redo ? v->redo : "erasing again");
+		snprintf(buf, size, "; %" PRIu64 " blocks still hold data after %s too",
+			 v->left, v->redo ? v->redo : "erasing again");
 		return buf;
 	case JOURNAL_VERIFY_UNREAD:
 		return "; not read back";
@@ -43,7 +40,7 @@ static const char *verify_text(const struct journal_verify *v)
 		if (!v->new_blocks)
 			return "";
 		/* writers' new transactions, not what the erase was to remove */
-		snprintf(buf, sizeof(buf), "; %" PRIu64 " journal blocks committed since",
+		snprintf(buf, size, "; %" PRIu64 " journal blocks committed since",
 			 v->new_blocks);
 		return buf;
 	default:
@@ -55,6 +52,7 @@ char *report_line(const struct fs_result *res, bool verbose)
 {
 	char size[SIZE_HUMAN_MAX], trim[96] = "", journal[256] = "", on[4096] = "";
 	char pos[SIZE_HUMAN_MAX], end[SIZE_HUMAN_MAX], stopped[96] = "", kept[96] = "";
+	char verified[128];
 	char *line = NULL;
 	const char *iface = journal_iface_name(res->journal.iface);
 
@@ -88,7 +86,8 @@ char *report_line(const struct fs_result *res, bool verbose)
 		else
 			snprintf(journal, sizeof(journal),
 				 "journal checkpointed and %s via %s%s%s",
-				 erase_verb(res->erase), iface, verify_text(&res->verify),
+				 erase_verb(res->erase), iface,
+				 verify_text(&res->verify, verified, sizeof(verified)),
 				 res->retrim_rc == -EINTR ?
 					 ", but the FITRIM after it was interrupted" :
 				 res->retrim_rc < 0 ? ", but the FITRIM after it failed" :
@@ -144,15 +143,14 @@ char *report_line(const struct fs_result *res, bool verbose)
 	return line;
 }
 
-const char *report_journal_reason(const struct journal_result *jr, const char *fstype)
+const char *report_journal_reason(const struct journal_result *jr, const char *fstype,
+				  char *buf, size_t size)
 {
-	static char buf[256];
-
 	switch (jr->unsupported) {
 	case JOURNAL_NOT_EXT4:
 		if (fslog_unsupported_reason(fstype))
 			return fslog_unsupported_reason(fstype);
-		snprintf(buf, sizeof(buf), "%s has no journal erase interface",
+		snprintf(buf, size, "%s has no journal erase interface",
 			 fstype && *fstype ? fstype : "this filesystem");
 		return buf;
 	case JOURNAL_NO_JOURNAL:
@@ -168,7 +166,7 @@ const char *report_journal_reason(const struct journal_result *jr, const char *f
 		       "checkpoint can deadlock with an fsync (no " EXT4_FEATURES_DIR
 		       "/" EXT4_FEATURE_FC_CHECKPOINT_FIX ")";
 	case JOURNAL_FC_UNKNOWN:
-		snprintf(buf, sizeof(buf),
+		snprintf(buf, size,
 			 "cannot read the superblock to rule out fast_commit, whose "
 			 "checkpoint can deadlock on this kernel: %s",
 			 strerror(jr->error));

@@ -13,14 +13,12 @@
 
 #include "sysfs.h"
 
-int sysfs_blkdev_read_u64(dev_t dev, const char *attr, uint64_t *val)
+int sysfs_read_u64(const char *path, uint64_t *val)
 {
-	char path[PATH_MAX], buf[64];
+	char buf[64];
 	ssize_t len;
 	int fd;
 
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%s", major(dev), minor(dev),
-		 attr);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -31,6 +29,29 @@ int sysfs_blkdev_read_u64(dev_t dev, const char *attr, uint64_t *val)
 	buf[len] = '\0';
 	*val = strtoull(buf, NULL, 10);
 	return 0;
+}
+
+int sysfs_blkdev_read_u64(dev_t dev, const char *attr, uint64_t *val)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%s", major(dev), minor(dev),
+		 attr);
+	return sysfs_read_u64(path, val);
+}
+
+int sysfs_discard_granularity(dev_t dev, uint64_t *val)
+{
+	char path[64];
+
+	/* a partition has no queue of its own: its disk's applies */
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/partition", major(dev),
+		 minor(dev));
+	return sysfs_blkdev_read_u64(dev,
+				     access(path, F_OK) == 0 ?
+					     "../queue/discard_granularity" :
+					     "queue/discard_granularity",
+				     val);
 }
 
 int sysfs_blkdev_name(dev_t dev, char *name, size_t size)

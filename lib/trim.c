@@ -133,22 +133,6 @@ struct ext4_geometry {
 	uint64_t discard_granularity; /* bytes */
 };
 
-static uint64_t read_u64_file(const char *path)
-{
-	char buf[32];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	return strtoull(buf, NULL, 10);
-}
-
 /*
  * The geometry of the ext4 mounted at @fd, read from its device through
  * libext2fs (superblock only). The statfs fsid, which ext4 derives from
@@ -163,7 +147,6 @@ static int ext4_geometry(int fd, struct ext4_geometry *geo)
 	struct statfs sfs;
 	struct stat st;
 	ext2_filsys fs;
-	dev_t disk = 0;
 	char *devname;
 	errcode_t err;
 	uint32_t v[2];
@@ -202,12 +185,9 @@ static int ext4_geometry(int fd, struct ext4_geometry *geo)
 	geo->last_trim_minblks = 0;
 	if (sysfs_blkdev_name(st.st_dev, name, sizeof(name)) == 0) {
 		snprintf(path, sizeof(path), "/sys/fs/ext4/%s/last_trim_minblks", name);
-		geo->last_trim_minblks = read_u64_file(path);
+		sysfs_read_u64(path, &geo->last_trim_minblks);
 	}
-	/* a partition has no queue of its own: its disk's applies */
-	if (blkid_devno_to_wholedisk(st.st_dev, NULL, 0, &disk) != 0 || !disk)
-		disk = st.st_dev;
-	sysfs_blkdev_read_u64(disk, "queue/discard_granularity", &gran);
+	sysfs_discard_granularity(st.st_dev, &gran);
 	geo->discard_granularity = gran;
 	return 0;
 }

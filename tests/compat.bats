@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # Older libraries: what fstrim-ext does itself where libmount or
-# libsmartcols lacks a feature (include/compat.h, lib/report-json.c) must
-# give what the library would. make check-legacy runs every suite against
-# util-linux 2.32 and e2fsprogs 1.45.
+# libsmartcols lacks a feature (include/compat.h, lib/report-json.c,
+# lib/report-json-text.c) must give what the library would. make
+# check-legacy runs every suite against util-linux 2.32 and e2fsprogs 1.45.
 
 # per-test timeout: see tests/test_helper/common-setup.bash
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-300}

@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The ext4 backend of the audit: its journal (lib/audit-jbd2.c), its
+ * directories (lib/audit-dirents.c), and its free space, read from the
+ * block bitmap with libext2fs and from the allocator's free extents with
+ * FS_IOC_GETFSMAP; after FITRIM, the read back of what it discarded and
+ * of what it could not reach.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <ext2fs/ext2fs.h>
+#include <linux/fsmap.h>
+
+#include "audit.h"
+#include "audit-jbd2.h"
+#include "audit-read.h"
+#include "remnants.h"
+
+/* ---- free space --------------------------------------------------------- */
+
+/*
+ * Keep of @l the blocks still free in a bitmap read now, and return how
+ * many. A writer allocates a block (in the bitmap) before it writes it,
+ * so a block that read back with data and is still free held it before:
+ * not a writer's new data. When the bitmap cannot be read, all are kept.
+ */
+static uint64_t still_free(const char *devpath, struct block_list *l)
+{
+	ext2_filsys fs = NULL;
+	size_t i, n = 0;
+
+	if (!l->count)
+		return 0;
+	if (ext2fs_open(devpath, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0,
+			unix_io_manager, &fs) != 0)
+		return l->count;
+	if (ext2fs_read_block_bitmap(fs) != 0) {
+		ext2fs_close_free(&fs);
+		return l->count;
+	}
+	for (i = 0; i < l->count; i++) {
+		if (ext2fs_test_block_bitmap2(fs->block_map, l->v[i]))
+			continue;
+		l->sum[n] = l->sum[i];
+		l->v[n++] = l->v[i];
+	}
+	l->count = n;
+	ext2fs_close_free(&fs);
+	return n;
+}
+
+/* GETFSMAP records asked for at a time */
+#define FSMAP_BATCH 512
+
+/*
+ * The free extents of ext4's allocator, which FITRIM walks: its buddy
+ * bitmaps, as FS_IOC_GETFSMAP reports them. They differ from the block
+ * bitmap on the disk: space the allocator holds in memory (the rest of
+ * a group preallocation that small files are cut from, 512 blocks by
+ * default, or blocks freed by a transaction that has not committed)
+ * counts as used there. So a freed block next to such space is a short
+ * extent to FITRIM, below the discard granularity, where the disk's
+ * bitmap shows a long one. FITRIM works group by group: an extent is
+ * cut where its group ends (GETFSMAP joins them).
+ */
+struct alloc_free {
+	int fd;
+	struct fsmap_head *head;
+	unsigned int next; /* the next record of head to look at */
+	bool done; /* head holds the kernel's last record */
+	uint64_t bsize;
+	blk64_t first_data, per_group;
+	blk64_t start, end; /* what is left of the current free record */
+};
+
+static int alloc_free_fill(struct alloc_free *w)
+{
+	if (w->head->fmh_entries)
+		fsmap_advance(w->head);
+	if (ioctl(w->fd, FS_IOC_GETFSMAP, w->head) != 0)
+		return -errno;
+	w->next = 0;
+	if (!w->head->fmh_entries ||
+	    (w->head->fmh_recs[w->head->fmh_entries - 1].fmr_flags & FMR_OF_LAST))
+		w->done = true;
+	return 0;
+}
+
+/* Start at the first free extent of the filesystem open at @fd. */
+static int alloc_free_open(struct alloc_free *w, int fd, ext2_filsys fs)
+{
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->head = calloc(1, fsmap_sizeof(FSMAP_BATCH));
+	if (!w->head)
+		return -ENOMEM;
+	w->fd = fd;
+	w->bsize = fs->blocksize;
+	w->first_data = fs->super->s_first_data_block;
+	w->per_group = EXT2_BLOCKS_PER_GROUP(fs->super);
+	w->head->fmh_count = FSMAP_BATCH;
+	/* the high key: everything (its reserved fields stay zero) */
+	w->head->fmh_keys[1].fmr_device = UINT32_MAX;
+	w->head->fmh_keys[1].fmr_flags = UINT32_MAX;
+	w->head->fmh_keys[1].fmr_physical = UINT64_MAX;
+	w->head->fmh_keys[1].fmr_owner = UINT64_MAX;
+	w->head->fmh_keys[1].fmr_offset = UINT64_MAX;
+	rc = alloc_free_fill(w);
+	if (rc) {
+		free(w->head);
+		w->head = NULL;
+	}
+	return rc;
+}
+
+static void alloc_free_close(struct alloc_free *w)
+{
+	free(w->head);
+	w->head = NULL;
+}
+
+/*
+ * The next free extent [*start, *end) of the allocator, within one group.
+ * Returns 0, 1 when there is none, or -errno.
+ */
+static int alloc_free_next(struct alloc_free *w, blk64_t *start, blk64_t *end)
+{
+	blk64_t group_end;
+	int rc;
+
+	while (w->start >= w->end) {
+		const struct fsmap *r;
+
+		if (w->next >= w->head->fmh_entries) {
+			if (w->done)
+				return 1;
+			rc = alloc_free_fill(w);
+			if (rc)
+				return rc;
+			continue;
+		}
+		r = &w->head->fmh_recs[w->next++];
+		if (!(r->fmr_flags & FMR_OF_SPECIAL_OWNER) ||
+		    r->fmr_owner != FMR_OWN_FREE)
+			continue;
+		w->start = r->fmr_physical / w->bsize;
+		w->end = (r->fmr_physical + r->fmr_length) / w->bsize;
+	}
+	/* blocks before the first data block belong to no group */
+	group_end = w->first_data;
+	if (w->start >= w->first_data)
+		group_end +=
+			((w->start - w->first_data) / w->per_group + 1) * w->per_group;
+	*start = w->start;
+	*end = w->end < group_end ? w->end : group_end;
+	w->start = *end;
+	return 0;
+}
+
+/*
+ * Keep of @l (ascending) the blocks the allocator counts as free now, and
+ * return how many. On a filesystem in use a block of free space read back
+ * with old data may have been taken by a writer since: allocated before
+ * its new data is written home (with data=journal, until the checkpoint),
+ * it is no longer free space, and FITRIM rightly skipped it. The disk's
+ * bitmap cannot tell: it is written home only at a checkpoint.
+ */
+static int alloc_still_free(int fd, ext2_filsys fs, struct block_list *l)
+{
+	struct alloc_free w;
+	blk64_t s = 0, e = 0;
+	size_t i = 0, n = 0;
+	int rc;
+
+	rc = alloc_free_open(&w, fd, fs);
+	while (!rc && i < l->count) {
+		blk64_t b = l->v[i];
+
+		if (b < s) {
+			i++;
+		} else if (b < e) {
+			l->sum[n] = l->sum[i];
+			l->v[n++] = l->v[i++];
+		} else {
+			rc = alloc_free_next(&w, &s, &e);
+			if (rc == 1) {
+				rc = 0;
+				break;
+			}
+		}
+	}
+	alloc_free_close(&w);
+	if (rc)
+		return rc;
+	l->count = n;
+	return 0;
+}
+
+/*
+ * Why FITRIM did not erase the blocks of @l (ascending), free on the disk
+ * and holding data: counted in @f->short_blocks when the allocator's free
+ * extent around one is shorter than @min bytes (FITRIM's minimum, the
+ * discard granularity), in @f->held_blocks when the allocator does not
+ * count it as free at all. Returns 0 with @f->classified set, or -errno
+ * (a kernel without GETFSMAP for ext4, before 4.12).
+ */
+static int classify_left(int fd, ext2_filsys fs, uint64_t min, const struct block_list *l,
+			 struct audit_free *f)
+{
+	struct alloc_free w;
+	blk64_t s = 0, e = 0;
+	size_t i = 0;
+	int rc;
+
+	rc = alloc_free_open(&w, fd, fs);
+	while (!rc && i < l->count) {
+		blk64_t b = l->v[i];
+
+		if (b < s) {
+			f->held_blocks++;
+			i++;
+		} else if (b < e) {
+			if ((e - s) * w.bsize < min)
+				f->short_blocks++;
+			i++;
+		} else {
+			rc = alloc_free_next(&w, &s, &e);
+			if (rc == 1) {
+				f->held_blocks += l->count - i;
+				rc = 0;
+				break;
+			}
+		}
+	}
+	alloc_free_close(&w);
+	if (rc) {
+		f->short_blocks = f->held_blocks = 0;
+		return rc;
+	}
+	f->classified = true;
+	return 0;
+}
+
+/* audit_spread's found(): note the block, for still_free() */
+static int found_free_block(void *arg, uint64_t blk, const unsigned char *data)
+{
+	(void)data;
+	return blocks_add(arg, blk, NULL, 0);
+}
+
+/*
+ * Read the free space the block bitmap shows, with O_DIRECT, and count
+ * the free blocks that are not zero: deleted contents, or older
+ * metadata, that FITRIM did not reach (no discard, not run, extents
+ * below the discard granularity or the minimum, a device that ignores
+ * discard). Up to @budget bytes: beyond that, 1 MiB pieces spread
+ * evenly over the free space, and the audit says how much it read.
+ */
+static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *data,
+			   uint64_t budget, struct audit_free *f)
+{
+	const char *devpath = data->path;
+	uint64_t bsize = fs->blocksize;
+	blk64_t start = fs->super->s_first_data_block,
+		end = ext2fs_blocks_count(fs->super);
+	unsigned char *buf = NULL;
+	struct block_list found = { 0 };
+	struct audit_spread sp;
+	int dev, rc = 0;
+
+	f->free_bytes = 0;
+	for (blk64_t b = start; b < end;) {
+		blk64_t z, s;
+
+		if (ext2fs_find_first_zero_block_bitmap2(fs->block_map, b, end - 1, &z))
+			break;
+		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, z, end - 1, &s))
+			s = end;
+		f->free_bytes += (s - z) * bsize;
+		b = s;
+	}
+	audit_spread_init(&sp, bsize, budget, f);
+	sp.found = found_free_block;
+	sp.arg = &found;
+
+	dev = audit_direct_open(devpath, READ_CHUNK, &buf);
+	if (dev < 0)
+		return dev;
+	for (blk64_t b = start; b < end && !rc;) {
+		blk64_t z, s;
+
+		if (ext2fs_find_first_zero_block_bitmap2(fs->block_map, b, end - 1, &z))
+			break;
+		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, z, end - 1, &s))
+			s = end;
+		rc = audit_spread_extent(&sp, dev, buf, z, s);
+		b = s;
+	}
+	free(buf);
+	close(dev);
+	if (!rc)
+		f->nonzero_blocks = still_free(devpath, &found);
+	/* why FITRIM left them, where the device can discard at all */
+	if (!rc && f->nonzero_blocks && data->known && data->discard_max_bytes) {
+		uint64_t min = data->discard_granularity;
+
+		classify_left(fd, fs, min > bsize ? min : bsize, &found, f);
+	}
+	blocks_free(&found);
+	return rc;
+}
+
+static void audit_free_space(struct audit_result *out, unsigned int blocksize)
+{
+	struct remnants r = { 0 };
+	int rc = remnants_check_dev(out->data.devno, blocksize, &r);
+
+	if (rc) {
+		out->free_error = -rc;
+		return;
+	}
+	out->free_known = true;
+	out->free_bytes = r.free_bytes;
+	out->small_free_bytes = r.small_free_bytes;
+}
+
+/*
+ * The ext4 part of audit_fs(), after the kernel and the device: the
+ * journal, the directories and the free space.
+ */
+int audit_ext4(int fd, struct audit_result *out)
+{
+	ext2_filsys fs = NULL;
+	errcode_t err;
+	int rc, bitmap_rc;
+
+	if (!out->data.path)
+		return -ENODEV;
+
+	/*
+	 * Read-only: no EXT2_FLAG_RW. The filesystem is mounted and changes
+	 * under us, so a checksum that does not match is not a reason to
+	 * stop; the 64-bit flag only lets large filesystems be opened.
+	 */
+	err = ext2fs_open(out->data.path, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS,
+			  0, 0, unix_io_manager, &fs);
+	if (err) {
+		/* libext2fs passes errno values through; its own codes are larger */
+		return err < 4096 ? -(int)err : -EUCLEAN;
+	}
+
+	/* the journal's judgement and the free-space read both need it */
+	bitmap_rc = ext2fs_read_block_bitmap(fs) ? -EIO : 0;
+	out->journal.present = ext2fs_has_feature_journal(fs->super);
+	if (out->journal.present) {
+		struct journal_layout jl = { 0 };
+
+		out->journal.external = fs->super->s_journal_inum == 0 &&
+					!uuid_is_zero(fs->super->s_journal_uuid);
+		if (out->journal.external) {
+			rc = external_layout(fs, out, &jl);
+		} else {
+			out->journal_dev = out->data;
+			out->journal_dev.path = strdup(out->data.path);
+			rc = internal_layout(fs, out->data.path, &jl);
+		}
+		if (!rc)
+			rc = scan_journal(&jl, fs, &out->journal);
+		layout_free(&jl);
+		out->journal.error = -rc;
+		out->journal.read = rc == 0;
+	}
+
+	rc = audit_dirents(fs, &out->dirents);
+	out->dirents.error = -rc;
+	rc = bitmap_rc ?
+		     bitmap_rc :
+		     read_free_space(fd, fs, &out->data, FREE_READ_BUDGET, &out->free);
+	out->free.error = -rc;
+	out->free.read = rc == 0;
+	out->free.block_size = fs->blocksize;
+	audit_free_space(out, fs->blocksize);
+	ext2fs_close_free(&fs);
+	return 0;
+}
+
+/*
+ * A read back of free space on the filesystem open at @fd: its device,
+ * libext2fs on it, an O_DIRECT descriptor and buffer, and the blocks found
+ * holding data.
+ */
+struct free_reader {
+	struct audit_device dev;
+	ext2_filsys fs;
+	int devfd;
+	unsigned char *buf;
+	struct block_list found;
+};
+
+static int free_reader_open(struct free_reader *r, int fd, struct audit_free *out)
+{
+	struct stat st;
+
+	memset(r, 0, sizeof(*r));
+	r->devfd = -1;
+	memset(out, 0, sizeof(*out));
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	audit_describe_device(st.st_dev, &r->dev);
+	if (!r->dev.path || !r->dev.known)
+		return -ENODEV;
+	if (ext2fs_open(r->dev.path, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0,
+			0, unix_io_manager, &r->fs) != 0)
+		return -EUCLEAN;
+	out->block_size = r->fs->blocksize;
+	r->devfd = audit_direct_open(r->dev.path, READ_CHUNK, &r->buf);
+	return r->devfd < 0 ? r->devfd : 0;
+}
+
+/*
+ * Keep of what @r found the blocks still free, hand them to *@marks (when
+ * asked and there are any), release the rest. Returns @rc.
+ */
+static int free_reader_close(struct free_reader *r, int rc, struct audit_free *out,
+			     struct audit_free_marks **marks)
+{
+	if (!rc)
+		out->nonzero_blocks = still_free(r->dev.path, &r->found) + r->found.over;
+	if (!rc && r->found.count && marks) {
+		*marks = calloc(1, sizeof(**marks));
+		if (*marks) {
+			(*marks)->devpath = r->dev.path;
+			(*marks)->bsize = r->fs->blocksize;
+			(*marks)->blocks = r->found;
+			r->dev.path = NULL;
+			memset(&r->found, 0, sizeof(r->found));
+		}
+	}
+	blocks_free(&r->found);
+	out->read = rc == 0;
+	out->error = -rc;
+	if (r->devfd >= 0)
+		close(r->devfd);
+	free(r->buf);
+	free(r->dev.path);
+	if (r->fs)
+		ext2fs_close_free(&r->fs);
+	return rc;
+}
+
+/* FITRIM's minimum in bytes, as ext4_trim_fs() raises it. */
+static uint64_t trim_minimum(const struct free_reader *r, uint64_t minlen)
+{
+	uint64_t bsize = r->fs->blocksize;
+	uint64_t gran = r->dev.discard_granularity > bsize ? r->dev.discard_granularity :
+							     bsize;
+
+	if (minlen > gran)
+		gran = (minlen + bsize - 1) / bsize * bsize;
+	return gran;
+}
+
+/* The blocks [*first, *end) of FITRIM's range @start, @len. */
+static void trim_span(ext2_filsys fs, uint64_t start, uint64_t len, blk64_t *first,
+		      blk64_t *end)
+{
+	uint64_t bsize = fs->blocksize;
+
+	*first = start / bsize > fs->super->s_first_data_block ?
+			 start / bsize :
+			 fs->super->s_first_data_block;
+	*end = ext2fs_blocks_count(fs->super);
+	if (len / bsize < *end - *first)
+		*end = *first + len / bsize;
+}
+
+/* Read [@z, @hi) in pieces, marking the blocks with data. */
+static int read_marking(struct free_reader *r, blk64_t z, blk64_t hi, uint64_t budget,
+			struct audit_free *out)
+{
+	uint64_t bsize = r->fs->blocksize;
+
+	out->free_bytes += (hi - z) * bsize;
+	while (z < hi) {
+		uint64_t n = hi - z, k;
+		ssize_t got;
+
+		if (n > READ_CHUNK / bsize)
+			n = READ_CHUNK / bsize;
+		if (n > (budget - out->read_bytes) / bsize)
+			n = (budget - out->read_bytes) / bsize;
+		if (!n)
+			return 0;
+		got = pread(r->devfd, r->buf, n * bsize, (off_t)(z * bsize));
+		if (got != (ssize_t)(n * bsize))
+			return got < 0 ? -errno : -EIO;
+		out->read_bytes += n * bsize;
+		for (k = 0; k < n; k++) {
+			int rc;
+
+			if (audit_block_is_zero(r->buf + k * bsize, bsize))
+				continue;
+			rc = blocks_add(&r->found, z + k, r->buf + k * bsize, bsize);
+			if (rc)
+				return rc;
+		}
+		z += n;
+	}
+	return 0;
+}
+
+/* ext4's part of audit_free_readback(). */
+int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			struct audit_free *out, struct audit_free_marks **marks)
+{
+	struct alloc_free w = { 0 };
+	struct free_reader r;
+	blk64_t first, end, z, e;
+	uint64_t bsize, gran;
+	ext2_filsys fs;
+	int rc;
+
+	rc = free_reader_open(&r, fd, out);
+	if (rc)
+		return free_reader_close(&r, rc, out, NULL);
+	fs = r.fs;
+	bsize = fs->blocksize;
+	gran = trim_minimum(&r, minlen);
+	trim_span(fs, start, len, &first, &end);
+	/* the extents FITRIM discarded: the allocator's, not the disk's bitmap (struct alloc_free) */
+	rc = alloc_free_open(&w, fd, fs);
+	while (!rc && (rc = alloc_free_next(&w, &z, &e)) == 0) {
+		uint64_t lo, hi;
+
+		/* what lies in the range FITRIM was given */
+		if (z < first)
+			z = first;
+		if (e > end)
+			e = end;
+		if (e <= z || (e - z) * bsize < gran)
+			continue;
+		/* the part of the extent the device's granularity lets discard */
+		lo = (z * bsize + gran - 1) / gran * gran;
+		hi = e * bsize / gran * gran;
+		/* in whole blocks: all of it, as gran is a multiple of bsize */
+		lo = (lo + bsize - 1) / bsize;
+		hi /= bsize;
+		if (hi > lo)
+			rc = read_marking(&r, lo, hi, FREE_READ_BUDGET, out);
+	}
+	if (rc == 1)
+		rc = 0;
+	alloc_free_close(&w);
+	return free_reader_close(&r, rc, out, marks);
+}
+
+int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			   uint64_t budget, struct audit_free *out,
+			   struct audit_free_marks **marks)
+{
+	struct alloc_free w = { 0 };
+	blk64_t a = 0, b = 0, pos, end;
+	struct free_reader r;
+	bool walked = false;
+	uint64_t gran;
+	int rc;
+
+	*marks = NULL;
+	rc = free_reader_open(&r, fd, out);
+	if (!rc)
+		rc = ext2fs_read_block_bitmap(r.fs) ? -EIO : 0;
+	if (!rc)
+		rc = alloc_free_open(&w, fd, r.fs);
+	if (rc)
+		return free_reader_close(&r, rc, out, NULL);
+	gran = trim_minimum(&r, minlen);
+	trim_span(r.fs, start, len, &pos, &end);
+	/*
+	 * The disk's free runs, less the allocator's free extents that
+	 * FITRIM discards: those at least its minimum long.
+	 */
+	while (!rc && pos < end) {
+		blk64_t z, s;
+
+		if (ext2fs_find_first_zero_block_bitmap2(r.fs->block_map, pos, end - 1,
+							 &z))
+			break;
+		if (ext2fs_find_first_set_block_bitmap2(r.fs->block_map, z, end - 1, &s))
+			s = end;
+		while (!rc && z < s) {
+			blk64_t stop;
+
+			if (b <= z && !walked) {
+				rc = alloc_free_next(&w, &a, &b);
+				if (rc == 1) {
+					walked = true;
+					a = b = end;
+					rc = 0;
+				}
+				continue;
+			}
+			/* held: not free to the allocator; or free, too short */
+			stop = a <= z && z < b ? b : a;
+			if (stop > s)
+				stop = s;
+			if (!(a <= z && z < b) || (b - a) * r.fs->blocksize < gran)
+				rc = read_marking(&r, z, stop, budget, out);
+			z = stop;
+		}
+		pos = s;
+	}
+	alloc_free_close(&w);
+	rc = free_reader_close(&r, rc, out, marks);
+	if (*marks)
+		(*marks)->gran = gran;
+	return rc;
+}
+
+/* ext4's part of audit_free_recheck(). */
+int audit_ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free *out)
+{
+	struct block_list *l = &marks->blocks;
+	size_t span = marks->bsize > DIRECT_ALIGN ? marks->bsize : DIRECT_ALIGN;
+	ext2_filsys fs = NULL;
+	unsigned char *buf;
+	size_t i, n = 0;
+	int dev, rc = 0;
+
+	dev = audit_direct_open(marks->devpath, span, &buf);
+	if (dev < 0)
+		return dev;
+	for (i = 0; i < l->count; i++) {
+		/* O_DIRECT reads whole aligned pieces: the one holding the block */
+		uint64_t at = l->v[i] * marks->bsize;
+		uint64_t piece = at / DIRECT_ALIGN * DIRECT_ALIGN;
+		ssize_t got = pread(dev, buf, span, (off_t)piece);
+
+		if (got < 0 || (uint64_t)got < at - piece + marks->bsize) {
+			rc = got < 0 ? -errno : -EIO;
+			break;
+		}
+		if (ext2fs_crc32c_le(~0U, buf + (at - piece), marks->bsize) != l->sum[i])
+			continue;
+		l->sum[n] = l->sum[i];
+		l->v[n++] = l->v[i];
+	}
+	close(dev);
+	free(buf);
+	if (rc)
+		return rc;
+	l->count = n;
+	out->short_blocks = out->held_blocks = 0;
+	out->classified = false;
+	if (!l->count) {
+		out->nonzero_blocks = l->over;
+		return 0;
+	}
+	if (ext2fs_open(marks->devpath, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS,
+			0, 0, unix_io_manager, &fs) != 0)
+		return -EUCLEAN;
+	/*
+	 * What FITRIM discarded and still holds data counts only where the
+	 * allocator still has it free; where FITRIM could not reach, why
+	 * (the allocator's view now).
+	 */
+	if (!marks->gran)
+		rc = alloc_still_free(fd, fs, l);
+	ext2fs_close_free(&fs);
+	if (rc)
+		return rc;
+	out->nonzero_blocks = still_free(marks->devpath, l) + l->over;
+	if (marks->gran && l->count &&
+	    ext2fs_open(marks->devpath, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS,
+			0, 0, unix_io_manager, &fs) == 0) {
+		classify_left(fd, fs, marks->gran, l, out);
+		ext2fs_close_free(&fs);
+	}
+	return 0;
+}

@@ -1,0 +1,741 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The jbd2 log of an ext4 filesystem, read from its device with O_DIRECT:
+ * where the journal lies (internal or external), which of its blocks the
+ * log recovery would replay and which hold older transactions (--audit),
+ * and the read back of the journal after an erase (--journal).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <blkid.h>
+#include <ext2fs/ext2fs.h>
+
+#include "audit.h"
+#include "audit-jbd2.h"
+#include "audit-read.h"
+
+/* The jbd2 superblock, big-endian, as far as it is read here. */
+#define JBD2_MAGIC 0xc03b3998U
+#define JBD2_SB_MAGIC 0
+#define JBD2_SB_BLOCKSIZE 12
+#define JBD2_SB_MAXLEN 16
+#define JBD2_SB_FIRST 20
+
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* ---- the journal's blocks -------------------------------------------- */
+
+/*
+ * The jbd2 on-disk format, big-endian, as far as it is read here: the
+ * journal superblock, and the header, descriptor tags and revoke
+ * records of the log (include/linux/jbd2.h).
+ */
+#define JBD2_SB_SEQUENCE 24
+#define JBD2_SB_START 28
+#define JBD2_SB_INCOMPAT 40
+#define JBD2_SB_NUM_FC_BLKS 84
+#define JBD2_HDR_TYPE 4
+#define JBD2_HDR_SEQUENCE 8
+#define JBD2_HDR_SIZE 12
+#define JBD2_DESCRIPTOR_BLOCK 1
+#define JBD2_COMMIT_BLOCK 2
+#define JBD2_REVOKE_BLOCK 5
+#define JBD2_REVOKE_COUNT 12
+#define JBD2_REVOKE_HDR_SIZE 16
+#define JBD2_INCOMPAT_64BIT 0x2
+#define JBD2_INCOMPAT_CSUM_V2 0x8
+#define JBD2_INCOMPAT_CSUM_V3 0x10
+#define JBD2_INCOMPAT_FAST_COMMIT 0x20
+#define JBD2_FLAG_SAME_UUID 0x2
+#define JBD2_FLAG_LAST_TAG 0x8
+#define JBD2_DEFAULT_FC_BLOCKS 256
+
+/* What each journal block is, from a walk of the log (see classify_log). */
+enum jblock_class {
+	JBLOCK_STALE = 0, /* outside the log that recovery would replay */
+	JBLOCK_LIVE, /* a header of the live log, or the newest copy of a block */
+	JBLOCK_SUPERSEDED, /* a copy that a later transaction logs again or revokes */
+};
+
+/* A copy of filesystem block @fsblk in the log, or a revoke of it. */
+struct logged_block {
+	uint64_t fsblk;
+	uint32_t seq;
+	uint32_t jblk; /* journal block of the copy; UINT32_MAX for a revoke */
+};
+
+struct logged_list {
+	struct logged_block *v;
+	size_t count, alloc;
+};
+
+static int logged_add(struct logged_list *l, uint64_t fsblk, uint32_t seq, uint32_t jblk)
+{
+	if (audit_grow(&l->v, &l->alloc, l->count, sizeof(*l->v), 256))
+		return -ENOMEM;
+	l->v[l->count++] = (struct logged_block){ fsblk, seq, jblk };
+	return 0;
+}
+
+static int cmp_logged(const void *a, const void *b)
+{
+	const struct logged_block *x = a, *y = b;
+
+	if (x->fsblk != y->fsblk)
+		return x->fsblk < y->fsblk ? -1 : 1;
+	if (x->seq != y->seq)
+		return (int32_t)(x->seq - y->seq) < 0 ? -1 : 1;
+	/* a revoke sorts after a copy in the same transaction */
+	return x->jblk == y->jblk ? 0 : x->jblk == UINT32_MAX ? 1 : -1;
+}
+
+/* Read journal block @jblk with O_DIRECT into @buf (DIRECT_ALIGN aligned). */
+static int read_jblock(int dev, const struct journal_layout *jl, uint32_t jblk,
+		       unsigned char *buf)
+{
+	ssize_t got = pread(dev, buf, jl->bsize, (off_t)(jl->phys[jblk] * jl->bsize));
+
+	if (got < 0)
+		return -errno;
+	return (size_t)got == jl->bsize ? 0 : -EIO;
+}
+
+static size_t tag_bytes(uint32_t incompat)
+{
+	size_t sz = 12;
+
+	if (incompat & JBD2_INCOMPAT_CSUM_V3)
+		return 16;
+	if (incompat & JBD2_INCOMPAT_CSUM_V2)
+		sz += 2;
+	return incompat & JBD2_INCOMPAT_64BIT ? sz : sz - 4;
+}
+
+/*
+ * The next tag of the descriptor block @buf from byte *@off: sets *@fsblk
+ * to the filesystem block whose copy follows, and *@off to the next tag
+ * (past the end after the last). Returns false when there is none.
+ */
+static bool next_tag(const struct journal_layout *jl, const unsigned char *buf,
+		     size_t *off, uint64_t *fsblk)
+{
+	size_t tbytes = tag_bytes(jl->incompat);
+	size_t space =
+		jl->bsize -
+		(jl->incompat & (JBD2_INCOMPAT_CSUM_V2 | JBD2_INCOMPAT_CSUM_V3) ? 4 : 0);
+	const unsigned char *t = buf + *off;
+	uint32_t flags;
+
+	if (*off + tbytes > space)
+		return false;
+	*fsblk = be32(t);
+	if (jl->incompat & JBD2_INCOMPAT_CSUM_V3) {
+		flags = be32(t + 4);
+		*fsblk |= (uint64_t)be32(t + 8) << 32;
+	} else {
+		flags = (uint32_t)t[6] << 8 | t[7];
+		if (jl->incompat & JBD2_INCOMPAT_64BIT)
+			*fsblk |= (uint64_t)be32(t + 8) << 32;
+	}
+	*off += tbytes + (flags & JBD2_FLAG_SAME_UUID ? 0 : 16);
+	if (flags & JBD2_FLAG_LAST_TAG)
+		*off = jl->bsize;
+	return true;
+}
+
+/* Whether @old holds a run of name-like bytes (NAME_FRAGMENT_MIN or more) that @new lacks. */
+static bool has_lost_text(const unsigned char *old, const unsigned char *new, size_t len)
+{
+	size_t i, run = 0;
+
+	for (i = 0; i <= len; i++) {
+		if (i < len && old[i] >= 0x20 && old[i] != 0x7f) {
+			run++;
+			continue;
+		}
+		if (run >= NAME_FRAGMENT_MIN && !memmem(new, len, old + i - run, run))
+			return true;
+		run = 0;
+	}
+	return false;
+}
+
+/*
+ * A copy in the live log that a later transaction logs again is an old
+ * version, but not every old version is deleted data: lazy inode-table
+ * initialisation and timestamps log the same block again and again.
+ * It counts when the block was revoked since (freed metadata, such as
+ * a deleted directory's), is free now, or holds text that the newest
+ * copy lacks (a deleted name, a deleted file's journalled contents).
+ */
+static int judge_superseded(int dev, const struct journal_layout *jl, ext2_filsys fs,
+			    struct logged_block *old, const struct logged_block *newest,
+			    unsigned char *cls, unsigned char *buf)
+{
+	unsigned char *latest = NULL;
+	int rc;
+
+	if (newest->jblk == UINT32_MAX ||
+	    (fs->block_map && newest->fsblk < ext2fs_blocks_count(fs->super) &&
+	     !ext2fs_test_block_bitmap2(fs->block_map, newest->fsblk))) {
+		cls[old->jblk] = JBLOCK_SUPERSEDED;
+		return 0;
+	}
+	if (posix_memalign((void **)&latest, DIRECT_ALIGN,
+			   jl->bsize > DIRECT_ALIGN ? jl->bsize : DIRECT_ALIGN))
+		return -ENOMEM;
+	rc = read_jblock(dev, jl, newest->jblk, latest);
+	if (!rc)
+		rc = read_jblock(dev, jl, old->jblk, buf);
+	if (!rc && has_lost_text(buf, latest, jl->bsize))
+		cls[old->jblk] = JBLOCK_SUPERSEDED;
+	free(latest);
+	return rc;
+}
+
+/*
+ * Walk the log as recovery would: from the superblock's start, while
+ * each block carries the jbd2 magic and the expected sequence. The
+ * blocks walked are live; every other block of the journal holds older
+ * transactions, already written home. Among the live copies, one that
+ * a later transaction logs again or revokes is an old version too.
+ */
+static int classify_log(int dev, const struct journal_layout *jl, ext2_filsys fs,
+			unsigned char *cls, unsigned char *buf)
+{
+	size_t rsize = jl->incompat & JBD2_INCOMPAT_64BIT ? 8 : 4;
+	struct logged_list logged = { 0 };
+	uint32_t blk = jl->start, seq = jl->sequence, steps = 0, span;
+	size_t i;
+	int rc = 0;
+
+	if (!jl->start || jl->start < jl->first || jl->start >= jl->last)
+		return 0;
+	span = jl->last - jl->first;
+#define NEXT(b) ((b) + 1 >= jl->last ? jl->first : (b) + 1)
+	while (steps++ < span && !rc) {
+		uint32_t type, next = NEXT(blk);
+
+		rc = read_jblock(dev, jl, blk, buf);
+		if (rc)
+			break;
+		if (be32(buf) != JBD2_MAGIC || be32(buf + JBD2_HDR_SEQUENCE) != seq)
+			break;
+		type = be32(buf + JBD2_HDR_TYPE);
+		if (type != JBD2_DESCRIPTOR_BLOCK && type != JBD2_COMMIT_BLOCK &&
+		    type != JBD2_REVOKE_BLOCK)
+			break;
+		cls[blk] = JBLOCK_LIVE;
+		if (type == JBD2_DESCRIPTOR_BLOCK) {
+			size_t off = JBD2_HDR_SIZE;
+			uint64_t fsblk;
+
+			while (steps < span && !rc && next_tag(jl, buf, &off, &fsblk)) {
+				cls[next] = JBLOCK_LIVE;
+				rc = logged_add(&logged, fsblk, seq, next);
+				next = NEXT(next);
+				steps++;
+			}
+		} else if (type == JBD2_COMMIT_BLOCK) {
+			seq++;
+		} else {
+			uint32_t count = be32(buf + JBD2_REVOKE_COUNT);
+			size_t off;
+
+			for (off = JBD2_REVOKE_HDR_SIZE;
+			     off + rsize <= count && off + rsize <= jl->bsize && !rc;
+			     off += rsize) {
+				uint64_t fsblk = rsize == 8 ?
+							 (uint64_t)be32(buf + off) << 32 |
+								 be32(buf + off + 4) :
+							 be32(buf + off);
+
+				rc = logged_add(&logged, fsblk, seq, UINT32_MAX);
+			}
+		}
+		blk = next;
+	}
+#undef NEXT
+	if (!rc && logged.count) {
+		qsort(logged.v, logged.count, sizeof(*logged.v), cmp_logged);
+		/* sorted by block, then transaction: the last of a block is the newest */
+		for (i = 0; i + 1 < logged.count && !rc; i++) {
+			size_t last = i;
+
+			if (logged.v[i].jblk == UINT32_MAX ||
+			    logged.v[i].fsblk != logged.v[i + 1].fsblk)
+				continue;
+			while (last + 1 < logged.count &&
+			       logged.v[last + 1].fsblk == logged.v[i].fsblk)
+				last++;
+			rc = judge_superseded(dev, jl, fs, &logged.v[i], &logged.v[last],
+					      cls, buf);
+		}
+	}
+	free(logged.v);
+	return rc;
+}
+
+/* Read the superblock at journal block 0 and the log's bounds. */
+static int read_layout_sb(int dev, struct journal_layout *jl, unsigned char *buf)
+{
+	ssize_t got = pread(dev, buf, DIRECT_ALIGN, (off_t)(jl->phys[0] * jl->bsize));
+
+	if (got != DIRECT_ALIGN)
+		return got < 0 ? -errno : -EIO;
+	if (be32(buf + JBD2_SB_MAGIC) != JBD2_MAGIC ||
+	    be32(buf + JBD2_SB_BLOCKSIZE) != jl->bsize)
+		return -EUCLEAN;
+	jl->maxlen = be32(buf + JBD2_SB_MAXLEN);
+	jl->first = be32(buf + JBD2_SB_FIRST);
+	jl->sequence = be32(buf + JBD2_SB_SEQUENCE);
+	jl->start = be32(buf + JBD2_SB_START);
+	jl->incompat = be32(buf + JBD2_SB_INCOMPAT);
+	jl->last = jl->maxlen;
+	if (jl->maxlen > jl->mapped)
+		return -EUCLEAN;
+	/*
+	 * The kernel takes the fast-commit area from the log whenever the
+	 * filesystem has fast_commit; an empty journal's superblock does not
+	 * say so (jbd2_mark_journal_empty() writes it without the flag).
+	 */
+	if ((jl->incompat & JBD2_INCOMPAT_FAST_COMMIT) || jl->fast_commit) {
+		uint32_t fc = be32(buf + JBD2_SB_NUM_FC_BLKS);
+
+		fc = fc ? fc : JBD2_DEFAULT_FC_BLOCKS;
+		jl->last = fc < jl->maxlen ? jl->maxlen - fc : jl->maxlen;
+	}
+	if (!jl->first || jl->first >= jl->last)
+		return -EUCLEAN;
+	return 0;
+}
+
+/*
+ * Count the non-zero blocks of the journal after its superblock, and
+ * sort them into live and old (see classify_log). O_DIRECT reads what
+ * the device returns, not what the page cache remembers: a buffered
+ * read can show journal blocks the erase already removed (the jbd2
+ * off-by-one of Linux 6.1.y) or hide blocks a discard left readable.
+ */
+int scan_journal(struct journal_layout *jl, ext2_filsys fs, struct audit_journal *j)
+{
+	unsigned char *buf = NULL, *big = NULL, *cls = NULL, *nonzero = NULL;
+	uint32_t blk, since, pending = UINT32_MAX;
+	int dev, rc;
+
+	dev = audit_direct_open(
+		jl->devpath, jl->bsize > DIRECT_ALIGN ? jl->bsize : DIRECT_ALIGN, &buf);
+	if (dev < 0)
+		return dev;
+	if (posix_memalign((void **)&big, DIRECT_ALIGN, READ_CHUNK)) {
+		free(buf);
+		close(dev);
+		return -ENOMEM;
+	}
+	rc = read_layout_sb(dev, jl, buf);
+	if (!rc) {
+		cls = calloc(jl->maxlen, 1);
+		nonzero = calloc(jl->maxlen, 1);
+		rc = cls && nonzero ? 0 : -ENOMEM;
+	}
+	/*
+	 * A fast commit of a transaction older than the log's first (all of
+	 * them, in an empty journal) is never replayed: old, like the log's
+	 * older transactions.
+	 */
+	since = jl->sequence;
+	j->block_size = jl->bsize;
+	j->blocks = j->nonzero_blocks = j->live_blocks = j->old_blocks = 0;
+	for (blk = jl->first; !rc && blk < jl->maxlen;) {
+		uint32_t n = 1, k;
+		ssize_t got;
+
+		/* one read for a run of blocks that lie one after another */
+		while (blk + n < jl->maxlen && n < READ_CHUNK / jl->bsize &&
+		       jl->phys[blk + n] == jl->phys[blk] + n)
+			n++;
+		got = pread(dev, big, (size_t)n * jl->bsize,
+			    (off_t)(jl->phys[blk] * jl->bsize));
+		if (got != (ssize_t)n * jl->bsize) {
+			rc = got < 0 ? -errno : -EIO;
+			break;
+		}
+		for (k = 0; k < n; k++, blk++) {
+			const unsigned char *b = big + (size_t)k * jl->bsize;
+
+			nonzero[blk] = !audit_block_is_zero(b, jl->bsize);
+			if (!nonzero[blk])
+				pending = UINT32_MAX;
+			else if (blk >= jl->last) /* 1 is JBLOCK_LIVE */
+				audit_fc_explain(b, jl->bsize, blk, since, &pending, cls);
+		}
+	}
+	/*
+	 * Walk the log after the read: a commit during the read wrote at the
+	 * head of the log, which the walk now covers, so that a block it
+	 * wrote is not taken for an old one.
+	 */
+	if (!rc)
+		rc = read_layout_sb(dev, jl, buf);
+	if (!rc)
+		rc = classify_log(dev, jl, fs, cls, buf);
+	for (blk = jl->first; !rc && blk < jl->maxlen; blk++) {
+		j->blocks++;
+		if (!nonzero[blk])
+			continue;
+		j->nonzero_blocks++;
+		if (cls[blk] == JBLOCK_LIVE) {
+			j->live_blocks++;
+			continue;
+		}
+		j->old_blocks++;
+	}
+	j->live_log = jl->start != 0;
+	free(nonzero);
+	free(cls);
+	free(big);
+	free(buf);
+	close(dev);
+	return rc;
+}
+
+static int map_journal_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt,
+			     blk64_t ref_blk, int ref_offset, void *priv)
+{
+	struct journal_layout *jl = priv;
+
+	if (blockcnt < 0)
+		return 0;
+	if ((uint64_t)blockcnt >= jl->mapped)
+		return BLOCK_ABORT;
+	jl->phys[blockcnt] = *blocknr;
+	return 0;
+}
+
+void layout_free(struct journal_layout *jl)
+{
+	free(jl->phys);
+	free(jl->devpath);
+	memset(jl, 0, sizeof(*jl));
+}
+
+/* An internal journal is the journal inode's blocks, mapped with libext2fs. */
+int internal_layout(ext2_filsys fs, const char *devpath, struct journal_layout *jl)
+{
+	ext2_ino_t ino = fs->super->s_journal_inum ? fs->super->s_journal_inum :
+						     EXT2_JOURNAL_INO;
+	struct ext2_inode inode;
+
+	if (ext2fs_read_inode(fs, ino, &inode) != 0)
+		return -EIO;
+	jl->fast_commit = ext2fs_has_feature_fast_commit(fs->super);
+	jl->bsize = fs->blocksize;
+	jl->mapped = (uint32_t)(EXT2_I_SIZE(&inode) / fs->blocksize);
+	jl->phys = calloc(jl->mapped ? jl->mapped : 1, sizeof(*jl->phys));
+	jl->devpath = strdup(devpath);
+	if (!jl->phys || !jl->devpath)
+		return -ENOMEM;
+	if (ext2fs_block_iterate3(fs, ino, BLOCK_FLAG_DATA_ONLY | BLOCK_FLAG_READ_ONLY,
+				  NULL, map_journal_block, jl) != 0)
+		return -EIO;
+	return jl->mapped ? 0 : -EUCLEAN;
+}
+
+/*
+ * An external journal (mke2fs -O journal_dev) is found by the UUID the
+ * filesystem records; its superblock follows the ext2 superblock, and
+ * its block numbers are the device's own.
+ */
+int external_layout(ext2_filsys fs, struct audit_result *out, struct journal_layout *jl)
+{
+	struct audit_journal *j = &out->journal;
+	unsigned char *buf = NULL;
+	blkid_cache cache = NULL;
+	uint32_t sb_block, maxlen, i;
+	struct stat st;
+	int dev, rc = 0;
+	char *path;
+
+	snprintf(j->uuid, sizeof(j->uuid),
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 fs->super->s_journal_uuid[0], fs->super->s_journal_uuid[1],
+		 fs->super->s_journal_uuid[2], fs->super->s_journal_uuid[3],
+		 fs->super->s_journal_uuid[4], fs->super->s_journal_uuid[5],
+		 fs->super->s_journal_uuid[6], fs->super->s_journal_uuid[7],
+		 fs->super->s_journal_uuid[8], fs->super->s_journal_uuid[9],
+		 fs->super->s_journal_uuid[10], fs->super->s_journal_uuid[11],
+		 fs->super->s_journal_uuid[12], fs->super->s_journal_uuid[13],
+		 fs->super->s_journal_uuid[14], fs->super->s_journal_uuid[15]);
+
+	/* "/dev/null": scan the devices, and leave blkid's cache file alone */
+	if (blkid_get_cache(&cache, "/dev/null") != 0)
+		return -ENOMEM;
+	path = blkid_evaluate_tag("UUID", j->uuid, &cache);
+	blkid_put_cache(cache);
+	if (!path)
+		return -ENOENT;
+	out->journal_dev.path = path;
+	if (stat(path, &st) == 0 && S_ISBLK(st.st_mode))
+		audit_describe_device(st.st_rdev, &out->journal_dev);
+
+	/* the journal's length is in its superblock: read that first */
+	sb_block = (uint32_t)ext2fs_journal_sb_start((int)fs->blocksize);
+	dev = audit_direct_open(path, DIRECT_ALIGN, &buf);
+	if (dev < 0)
+		return dev;
+	if (pread(dev, buf, DIRECT_ALIGN, (off_t)sb_block * fs->blocksize) !=
+	    DIRECT_ALIGN)
+		rc = errno ? -errno : -EIO;
+	else if (be32(buf) != JBD2_MAGIC)
+		rc = -EUCLEAN;
+	maxlen = rc ? 0 : be32(buf + JBD2_SB_MAXLEN);
+	jl->bsize = rc ? 0 : be32(buf + JBD2_SB_BLOCKSIZE);
+	free(buf);
+	close(dev);
+	if (rc)
+		return rc;
+	if (jl->bsize < 1024 || jl->bsize > 65536 || maxlen <= sb_block)
+		return -EUCLEAN;
+	/* block 0 of the journal is its superblock; the rest follow it */
+	jl->fast_commit = ext2fs_has_feature_fast_commit(fs->super);
+	jl->mapped = maxlen;
+	jl->phys = calloc(maxlen, sizeof(*jl->phys));
+	jl->devpath = strdup(path);
+	if (!jl->phys || !jl->devpath)
+		return -ENOMEM;
+	jl->phys[0] = sb_block;
+	for (i = 1; i < maxlen; i++)
+		jl->phys[i] = i;
+	return 0;
+}
+
+/* ---- the journal read back after an erase ------------------------------ */
+
+struct audit_journal_dev {
+	struct journal_layout jl;
+	int dev; /* the journal's device, O_DIRECT */
+	unsigned char *buf; /* one block */
+	bool fast_commit; /* the filesystem has the fast_commit feature */
+};
+
+void audit_journal_close(struct audit_journal_dev *jd)
+{
+	if (!jd)
+		return;
+	if (jd->dev >= 0)
+		close(jd->dev);
+	free(jd->buf);
+	layout_free(&jd->jl);
+	free(jd);
+}
+
+int audit_journal_open(int fd, struct audit_journal_dev **out)
+{
+	struct audit_journal_dev *jd;
+	struct audit_result res = { 0 };
+	ext2_filsys fs = NULL;
+	struct stat st;
+	int rc;
+
+	*out = NULL;
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	jd = calloc(1, sizeof(*jd));
+	if (!jd)
+		return -ENOMEM;
+	jd->dev = -1;
+	audit_describe_device(st.st_dev, &res.data);
+	if (!res.data.path)
+		rc = -ENOENT;
+	else if (ext2fs_open(res.data.path,
+			     EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0,
+			     unix_io_manager, &fs) != 0)
+		rc = -EUCLEAN;
+	else if (!ext2fs_has_feature_journal(fs->super))
+		rc = -ENODEV;
+	else if (fs->super->s_journal_inum == 0 &&
+		 !uuid_is_zero(fs->super->s_journal_uuid))
+		rc = external_layout(fs, &res, &jd->jl);
+	else
+		rc = internal_layout(fs, res.data.path, &jd->jl);
+	if (!rc) {
+		jd->fast_commit = ext2fs_has_feature_fast_commit(fs->super);
+		jd->dev = audit_direct_open(jd->jl.devpath,
+					    jd->jl.bsize > DIRECT_ALIGN ? jd->jl.bsize :
+									  DIRECT_ALIGN,
+					    &jd->buf);
+		rc = jd->dev < 0 ? jd->dev : read_layout_sb(jd->dev, &jd->jl, jd->buf);
+	}
+	if (fs)
+		ext2fs_close_free(&fs);
+	audit_result_free(&res);
+	if (rc) {
+		audit_journal_close(jd);
+		return rc;
+	}
+	*out = jd;
+	return 0;
+}
+
+bool audit_journal_fast_commit(const struct audit_journal_dev *jd)
+{
+	return jd->fast_commit;
+}
+
+int audit_journal_sequence(struct audit_journal_dev *jd, uint32_t *seq)
+{
+	int rc = read_layout_sb(jd->dev, &jd->jl, jd->buf);
+
+	if (!rc)
+		*seq = jd->jl.sequence;
+	return rc;
+}
+
+/* A cheap fingerprint of a block, to tell whether it changed between two reads. */
+static uint64_t block_hash(const unsigned char *p, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL, w;
+	size_t i;
+
+	for (i = 0; i + sizeof(w) <= len; i += sizeof(w)) {
+		memcpy(&w, p + i, sizeof(w));
+		h = (h ^ w) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+/* What one read of the whole journal found, block by block. */
+struct journal_pass {
+	unsigned char *nonzero;
+	unsigned char *explained; /* part of a transaction from @since on */
+	uint64_t *hash;
+};
+
+static void pass_free(struct journal_pass *p)
+{
+	free(p->nonzero);
+	free(p->explained);
+	free(p->hash);
+}
+
+/*
+ * Mark the blocks that a transaction with a sequence from @since on wrote:
+ * its descriptor, commit and revoke blocks, which carry the sequence, and
+ * the copies each of its descriptors announces, which follow it.
+ */
+static void explain_header(const struct journal_layout *jl, const unsigned char *buf,
+			   uint32_t blk, uint32_t since, unsigned char *explained)
+{
+	uint32_t type = be32(buf + JBD2_HDR_TYPE), next = blk;
+	size_t off = JBD2_HDR_SIZE;
+	uint64_t fsblk;
+
+	if (be32(buf) != JBD2_MAGIC ||
+	    (int32_t)(be32(buf + JBD2_HDR_SEQUENCE) - since) < 0 ||
+	    (type != JBD2_DESCRIPTOR_BLOCK && type != JBD2_COMMIT_BLOCK &&
+	     type != JBD2_REVOKE_BLOCK))
+		return;
+	explained[blk] = 1;
+	if (type != JBD2_DESCRIPTOR_BLOCK)
+		return;
+	while (next_tag(jl, buf, &off, &fsblk)) {
+		next = next + 1 >= jl->last ? jl->first : next + 1;
+		if (next == blk)
+			break;
+		explained[next] = 1;
+	}
+}
+
+/* Read the journal from its first log block to its end once, into @p. */
+static int read_pass(struct audit_journal_dev *jd, uint32_t since, unsigned char *big,
+		     struct journal_pass *p)
+{
+	const struct journal_layout *jl = &jd->jl;
+	uint32_t blk, k, pending = UINT32_MAX;
+
+	p->nonzero = calloc(jl->maxlen, 1);
+	p->explained = calloc(jl->maxlen, 1);
+	p->hash = calloc(jl->maxlen, sizeof(*p->hash));
+	if (!p->nonzero || !p->explained || !p->hash)
+		return -ENOMEM;
+	for (blk = jl->first; blk < jl->maxlen;) {
+		uint32_t n = 1;
+		ssize_t got;
+
+		while (blk + n < jl->maxlen && n < READ_CHUNK / jl->bsize &&
+		       jl->phys[blk + n] == jl->phys[blk] + n)
+			n++;
+		got = pread(jd->dev, big, (size_t)n * jl->bsize,
+			    (off_t)(jl->phys[blk] * jl->bsize));
+		if (got != (ssize_t)n * jl->bsize)
+			return got < 0 ? -errno : -EIO;
+		for (k = 0; k < n; k++, blk++) {
+			const unsigned char *b = big + (size_t)k * jl->bsize;
+
+			if (audit_block_is_zero(b, jl->bsize)) {
+				pending = UINT32_MAX;
+				continue;
+			}
+			p->nonzero[blk] = 1;
+			p->hash[blk] = block_hash(b, jl->bsize);
+			if (blk >= jl->last)
+				audit_fc_explain(b, jl->bsize, blk, since, &pending,
+						 p->explained);
+			else
+				explain_header(jl, b, blk, since, p->explained);
+		}
+	}
+	return 0;
+}
+
+int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since,
+				 struct audit_journal *j)
+{
+	const struct journal_layout *jl = &jd->jl;
+	struct journal_pass one = { 0 }, two = { 0 };
+	unsigned char *big = NULL;
+	uint64_t unexplained = 0;
+	uint32_t blk;
+	int rc;
+
+	memset(j, 0, sizeof(*j));
+	if (posix_memalign((void **)&big, DIRECT_ALIGN, READ_CHUNK))
+		return -ENOMEM;
+	rc = read_pass(jd, since, big, &one);
+	for (blk = jl->first; !rc && blk < jl->maxlen; blk++)
+		unexplained += one.nonzero[blk] && !one.explained[blk];
+	/*
+	 * A commit in progress during the read can leave a copy read before
+	 * the descriptor that announces it: read again, and count a block
+	 * only when it held the same bytes both times and no transaction
+	 * from @since on explains it either time.
+	 */
+	if (!rc && unexplained)
+		rc = read_pass(jd, since, big, &two);
+	for (blk = jl->first; !rc && blk < jl->maxlen; blk++) {
+		j->blocks++;
+		if (!one.nonzero[blk])
+			continue;
+		j->nonzero_blocks++;
+		if (one.explained[blk] || !two.nonzero || !two.nonzero[blk] ||
+		    two.explained[blk] || two.hash[blk] != one.hash[blk])
+			j->live_blocks++;
+		else
+			j->old_blocks++;
+	}
+	j->block_size = jl->bsize;
+	j->present = j->read = rc == 0;
+	j->error = -rc;
+	pass_free(&one);
+	pass_free(&two);
+	free(big);
+	return rc;
+}
