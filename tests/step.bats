@@ -109,7 +109,9 @@ restore_slowed_loops() {
 			 ioctl($d, 0x4C01, 0) or die "LOOP_CLR_FD loop$n: $!\n";
 			 close($d);
 			 open(my $c, "<", "/dev/loop-control") or die "loop-control: $!\n";
-			 for (1 .. 500) {
+			 # udev probes the device after LOOP_CLR_FD and holds it
+			 # open meanwhile (EBUSY): up to 60 s on a loaded machine
+			 for (1 .. 6000) {
 				 last if ioctl($c, 0x4C81, $n);
 				 select(undef, undef, undef, 0.01);
 			 }
