@@ -546,6 +546,7 @@ run_guest() {
 	cat > "$run/guest.env" <<-EOF
 		FSTRIM_EXT='$fstrim_ext'
 		KCHECK_PROBE='$probe'
+		KCHECK_SLACK='$slack'
 		KCHECK_RUNDIR='$run'
 		KCHECK_FLAVOR=$flavor
 		KCHECK_BATS='$srcdir/tests/kernel/guest.bats'
@@ -635,8 +636,9 @@ check_guest() {
 		fi
 	done
 	# Directory slack: every byte past a live entry's name, in every
-	# directory block of every image, is zero. The htree test's splits
-	# leave stale entries and the hash map there without the series.
+	# directory block of every image, and every byte past an index
+	# block's count, is zero. The htree test's splits leave stale entries
+	# and the hash map there without the series.
 	local slack_bad=()
 	if [[ -n ${FSTRIM_EXT_KERNEL_FILTER:-} ]]; then
 		echo "# $ver $flavor: directory slack not checked under FSTRIM_EXT_KERNEL_FILTER"
@@ -645,16 +647,17 @@ check_guest() {
 	for img in main nojournal nodiscard djournal htree; do
 		"$slack" "$run/$img.img" >> "$run/dirent-slack.txt" 2>&1 || slack_bad+=("$img")
 	done
-	desc="[patch 4] no directory block of any image keeps a non-zero byte past a live entry's name"
+	desc="[patch 4] no directory block of any image keeps a non-zero byte past a live entry's name or an index block's count"
 	if [[ -n ${FSTRIM_EXT_KERNEL_FILTER:-} ]]; then
 		: # the test that splits htree leaves may not have run
 	elif ((${#slack_bad[@]} == 0)); then
 		record_class "$flavor" ok "$desc"
 	else
-		record_class "$flavor" not_ok "$desc (${slack_bad[*]}: $(grep -c 'past the name$' "$run/dirent-slack.txt") entries, see $run/dirent-slack.txt)"
+		record_class "$flavor" not_ok "$desc (${slack_bad[*]}: $(grep -c 'past the name$' "$run/dirent-slack.txt") entries, $(grep -c 'past the count$' "$run/dirent-slack.txt") index blocks, see $run/dirent-slack.txt)"
 	fi
-	grep -v 'past the name$' "$run/dirent-slack.txt" | sed "s/^/# $ver $flavor: /"
-	for img in jbd2-erase htree-names recovery-journal inode-wipe journal-erased; do
+	grep -v -e 'past the name$' -e 'past the count$' "$run/dirent-slack.txt" |
+		sed "s/^/# $ver $flavor: /"
+	for img in jbd2-erase htree-names index-slack recovery-journal inode-wipe journal-erased; do
 		[[ -s $run/$img.txt ]] && echo "# $ver $flavor: $(cat "$run/$img.txt")"
 	done
 	return 0

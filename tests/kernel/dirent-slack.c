@@ -1,21 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * dirent-slack - check that no directory block of an ext4 image keeps bytes
- * past a live entry's name
+ * past a live entry's name or past an index block's count
  *
  * Used by kernel/check-kernel.sh on the images the User-Mode Linux guests
- * leave. For every directory of IMAGE (not inline ones), for every block,
- * for every live entry (inode not 0), every byte from the end of its name
- * to the end of its rec_len must be zero: a non-zero byte there is what is
- * left of an older entry or of kernel scratch data, which no one can see
- * through the filesystem and no trim reaches. The '..' entry of an htree
- * root, whose rec_len covers the index, is not an entry with slack.
+ * leave, and by its guest on a device. For every directory of IMAGE (not
+ * inline ones), for every block, for every live entry (inode not 0), every
+ * byte from the end of its name to the end of its rec_len must be zero: a
+ * non-zero byte there is what is left of an older entry or of kernel
+ * scratch data, which no one can see through the filesystem and no trim
+ * reaches. The '..' entry of an htree root, whose rec_len covers the index,
+ * is not an entry with slack. For every htree directory, the index blocks
+ * are found from the root down, and in each one every byte past its count
+ * of {hash, block} entries, up to the dx tail (metadata_csum) or the end of
+ * the block, must be zero: there an index split leaves the entries it moved
+ * to the new block, and adding a level the root's old entries.
  *
  *   dirent-slack IMAGE
  *
  * Prints one line per entry with non-zero slack (directory inode, block,
- * offset, name, count) and a summary line; exits 0 when there is none,
- * 1 when there is, 2 when the image cannot be read.
+ * offset, name, count), one per index block with non-zero bytes past its
+ * count, and a summary line; exits 0 when there are none, 1 when there
+ * are, 2 when the image cannot be read.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +36,8 @@ struct scan {
 	int htree;
 	char *buf;
 	unsigned long dirs, blocks, entries, bad_entries, bad_bytes;
+	unsigned long dx_blocks, bad_dx_blocks, bad_dx_bytes;
+	int dx_levels; /* the most index levels of any directory */
 	errcode_t err;
 };
 
@@ -79,6 +87,79 @@ static int block_fn(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt,
 	return 0;
 }
 
+/*
+ * check_dx_block: the index block at logical block LBLK of the directory,
+ * LEVEL levels below the root (0: the root itself, LEVELS: the root's
+ * indirect_levels, unknown before the root is read), then the index
+ * blocks below it. A block that does not look like an index block is left
+ * to e2fsck.
+ */
+static void check_dx_block(struct scan *s, struct ext2_inode *inode, blk64_t lblk,
+			   int level, int levels)
+{
+	unsigned int bs = s->fs->blocksize, off, count, limit, end, i, n;
+	struct ext2_dx_root_info *info;
+	struct ext2_dx_countlimit *cl;
+	struct ext2_dx_entry *ent;
+	blk64_t pblk = 0;
+	errcode_t err;
+	char *buf;
+
+	if (level > 3 || ext2fs_bmap2(s->fs, s->dir, inode, NULL, 0, lblk, NULL, &pblk) ||
+	    !pblk)
+		return;
+	buf = malloc(bs);
+	if (!buf) {
+		s->err = EXT2_ET_NO_MEMORY;
+		return;
+	}
+	err = io_channel_read_blk64(s->fs->io, pblk, 1, buf);
+	if (err) {
+		s->err = err;
+		goto out;
+	}
+	if (level == 0) {
+		/* '.' (12 bytes), '..' (12), then dx_root_info */
+		info = (struct ext2_dx_root_info *)(buf + 24);
+		levels = info->indirect_levels;
+		off = 24 + info->info_length;
+		if (info->info_length < 8 || levels > 2)
+			goto out;
+	} else {
+		off = 8; /* past the fake dirent covering the block */
+	}
+	cl = (struct ext2_dx_countlimit *)(buf + off);
+	count = ext2fs_le16_to_cpu(cl->count);
+	limit = ext2fs_le16_to_cpu(cl->limit);
+	if (!limit || count > limit || off + limit * 8 > bs)
+		goto out;
+	end = bs;
+	if (ext2fs_has_feature_metadata_csum(s->fs->super) &&
+	    off + limit * 8 <= bs - sizeof(struct ext2_dx_tail))
+		end = bs - sizeof(struct ext2_dx_tail);
+	s->dx_blocks++;
+	if (levels + 1 > s->dx_levels)
+		s->dx_levels = levels + 1;
+	for (n = 0, i = off + count * 8; i < end; i++)
+		n += buf[i] != 0;
+	if (n) {
+		s->bad_dx_blocks++;
+		s->bad_dx_bytes += n;
+		printf("dir %u index block %llu (logical %llu, level %d of %d, count %u of %u): %u non-zero bytes past the count\n",
+		       s->dir, (unsigned long long)pblk, (unsigned long long)lblk, level,
+		       levels + 1, count, limit, n);
+	}
+	if (level < levels) {
+		ent = (struct ext2_dx_entry *)(buf + off);
+		for (i = 0; i < count; i++)
+			check_dx_block(s, inode,
+				       ext2fs_le32_to_cpu(ent[i].block) & 0x0fffffff,
+				       level + 1, levels);
+	}
+out:
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	struct scan s = { 0 };
@@ -113,6 +194,10 @@ int main(int argc, char **argv)
 					    block_fn, &s);
 		if (!err)
 			err = s.err;
+		if (!err && s.htree)
+			check_dx_block(&s, &inode, 0, 0, 0);
+		if (!err)
+			err = s.err;
 	}
 	if (err) {
 		fprintf(stderr, "dirent-slack: %s: cannot read (error %ld)\n", argv[1],
@@ -121,7 +206,9 @@ int main(int argc, char **argv)
 	}
 	printf("%s: %lu directories, %lu blocks, %lu live entries; %lu with non-zero bytes past the name (%lu bytes)\n",
 	       argv[1], s.dirs, s.blocks, s.entries, s.bad_entries, s.bad_bytes);
+	printf("%s: %lu index blocks, at most %d levels; %lu with non-zero bytes past the count (%lu bytes)\n",
+	       argv[1], s.dx_blocks, s.dx_levels, s.bad_dx_blocks, s.bad_dx_bytes);
 	ext2fs_close_free(&s.fs);
 	free(s.buf);
-	return s.bad_entries ? 1 : 0;
+	return s.bad_entries || s.bad_dx_blocks ? 1 : 0;
 }

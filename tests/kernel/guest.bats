@@ -16,10 +16,11 @@
 #   /dev/ubda  main ext4 (discard)       /dev/ubdb  ext4 without journal
 #   /dev/ubdc  ext4, discard disabled    /dev/ubdd  data=journal ext4
 #   /dev/ubde  htree ext4
-# /dev/ubdd is made again for the recovery test once the data=journal test
-# is done with it, /dev/ubdb as a fast_commit ext4 for the last test (the
-# host checks the htree image after the guest): under UML a sixth ubd
-# device (ubdf) hung in I/O here.
+# /dev/ubdd is made again, a 1 KiB-block ext4, for the index split test
+# once the data=journal test is done with it, and for each recovery test
+# after that, /dev/ubdb as a fast_commit ext4 for the last test (the host
+# checks the htree image after the guest): under UML a sixth ubd device
+# (ubdf) hung in I/O here.
 
 bats_require_minimum_version 1.5.0
 # per test: the htree test took 253 s under UML on a loaded two-core host
@@ -370,6 +371,47 @@ crash() {
 	# shellcheck disable=SC2154 # $stderr comes from run --separate-stderr
 	printf '%s\n%s\n' "$output" "$stderr" | tee "$KCHECK_RUNDIR/audit.txt"
 	[ "$status" -eq 0 ]
+}
+
+# Index splits, which the 4 KiB test above does not reach: a 1 KiB-block
+# ext4, 2,000 names of 250 characters in one directory (three to a leaf),
+# so that its htree's root fills, gets a second level (the root's entries
+# copied down to a new node), and the nodes below it fill and split. The
+# hash seed is fixed, so each run builds the same tree. The stale
+# {hash, block} entries of the splits stay past the count of the old node
+# and of the root without the series. /dev/ubdd is made again by the tests
+# after this one.
+# bats test_tags=root
+@test "[patch 4] htree index splits and a level add leave nothing past an index block's count" {
+	local m="$MNT/index" pad i n
+
+	mkfs.ext4 -q -F -b 1024 \
+		-E 'lazy_itable_init=0,lazy_journal_init=0,hash_seed=6d1c2a3b-4e5f-4a6b-8c7d-9e0f1a2b3c4d' \
+		/dev/ubdd
+	mkdir -p "$m"
+	mount /dev/ubdd "$m"
+	mkdir "$m/d"
+	printf -v pad '%244s' ''
+	pad=${pad// /x}
+	for ((i = 1; i <= 2000; i++)); do
+		printf -v n '%05d' "$i"
+		: > "$m/d/$n-$pad"
+	done
+	umount "$m"
+	run -0 e2fsck -fn /dev/ubdd
+	"${KCHECK_SLACK:?}" /dev/ubdd > "$BATS_TEST_TMPDIR/slack" || true
+	tail -1 "$BATS_TEST_TMPDIR/slack" | tee "$KCHECK_RUNDIR/index-slack.txt"
+	# the index blocks' lines and the summaries, not the leaves' lines
+	run -0 grep -v 'past the name$' "$BATS_TEST_TMPDIR/slack"
+	# the root and at least two nodes below it: a level added, a node split
+	assert_line --regexp '^/dev/ubdd: ([3-9]|[1-9][0-9]+) index blocks, at most 2 levels; '
+	assert_line --regexp '^/dev/ubdd: .* index blocks, .*; 0 with non-zero bytes past the count '
+	# and the leaves of its splits as the test above checks them
+	assert_line --regexp '^/dev/ubdd: .* live entries; 0 with non-zero bytes past the name '
+	mount -o ro /dev/ubdd "$m"
+	n=$(find "$m/d" -type f -name "*-$pad" | wc -l)
+	umount "$m"
+	[ "$n" -eq 2000 ]
 }
 
 # bats test_tags=root
