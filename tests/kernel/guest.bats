@@ -117,8 +117,8 @@ crash() {
 @test "[patch 8] /sys/fs/ext4/features advertises the fixes of the series" {
 	local f
 
-	for f in chkpt_jrnl jbd2_erase_fix dirent_pack_wipe journal_recovery_discard \
-		freed_inode_wipe jbd2_fc_checkpoint_fix; do
+	for f in chkpt_jrnl chkpt_jrnl_zeroout jbd2_erase_fix dirent_pack_wipe \
+		journal_recovery_discard freed_inode_wipe jbd2_fc_checkpoint_fix; do
 		run cat "/sys/fs/ext4/features/$f"
 		assert_success
 		assert_output supported
@@ -162,8 +162,10 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 3] FS_IOC_CHKPT_JRNL refuses an unknown flag (EINVAL)" {
-	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 4
+@test "[patch 3] FS_IOC_CHKPT_JRNL refuses an unknown flag and DO_DISCARD with DO_ZEROOUT (EINVAL)" {
+	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 8
+	assert_output EINVAL
+	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 3
 	assert_output EINVAL
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 0x8000000000000001
 	assert_output EINVAL
@@ -194,7 +196,7 @@ crash() {
 	mount -o remount,ro "$MNT/main"
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 1
 	local discard=$output
-	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 3
+	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 5
 	local dry=$output
 	mount -o remount,rw "$MNT/main"
 	[ "$discard" = EROFS ]
@@ -241,6 +243,49 @@ crash() {
 	assert_output 0
 }
 
+# A dry run takes no write access: on a frozen filesystem it answers at
+# once, where taking write access sleeps until the thaw. The wait for it
+# is bounded, and the thaw comes whatever it found, so that a probe asleep
+# in the freeze cannot hang the guest.
+# bats test_tags=root
+@test "[patch 3] a FS_IOC_CHKPT_JRNL dry run (0x4) answers at once on a frozen filesystem" {
+	local out=$BATS_TEST_TMPDIR/answer pid rc=0
+
+	fsfreeze -f "$MNT/main"
+	"$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 5 > "$out" 2>&1 &
+	pid=$!
+	timeout 60 tail -s 0.1 --pid="$pid" -f /dev/null || rc=$?
+	fsfreeze -u "$MNT/main"
+	wait "$pid" || true
+	echo "frozen: the wait for the dry run ended with $rc (124: still asleep after 60 s)," \
+		"answer '$(cat "$out")'"
+	[ "$rc" -eq 0 ]
+	run -0 cat "$out"
+	assert_output 0
+}
+
+# The old value 0x2 (the dry run of an earlier version of this series) now
+# zeroes the journal, as EXT4_IOC_CHECKPOINT_FLAG_ZEROOUT does.
+# bats test_tags=root
+@test "[patch 3] FS_IOC_CHKPT_JRNL with 0x2 (DO_ZEROOUT) zeroes the journal, read back with O_DIRECT" {
+	local before after answer i
+
+	journal_extents /dev/ubdc > "$BATS_FILE_TMPDIR/journal-extents"
+	for i in 1 2 3 4; do
+		yes "ZEROOUT-MARKER-$i" | head -c 262144 > "$MNT/nodiscard/z$i"
+	done
+	sync
+	before=$(journal_nonzero /dev/ubdc)
+	run "$KCHECK_PROBE" chkpt-jrnl "$MNT/nodiscard" 2
+	answer=$output
+	after=$(journal_nonzero /dev/ubdc)
+	rm -f "$MNT"/nodiscard/z*
+	echo "DO_ZEROOUT: answer '$answer', journal $before then $after non-zero bytes"
+	[ "$answer" = 0 ]
+	[ "$before" -gt 0 ]
+	[ "$after" -eq 0 ]
+}
+
 # Mainline's EXT4_IOC_CHECKPOINT took no write access: on a read-only
 # mount it checkpointed and discarded the journal.
 # bats test_tags=root
@@ -281,7 +326,7 @@ crash() {
 	done
 	sync
 	before=$(journal_nonzero /dev/ubda)
-	run -0 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 3
+	run -0 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 5
 	assert_output 0
 	after=$(journal_nonzero /dev/ubda)
 	[ "$before" -gt 0 ]
@@ -423,6 +468,12 @@ shutdown_answers() {
 # bats test_tags=root
 @test "[patch 2] EXT4_IOC_CHECKPOINT after EXT4_IOC_SHUTDOWN fails with EIO, dry run too" {
 	run shutdown_answers checkpoint 1 4
+	assert_output "EIO EIO"
+}
+
+# bats test_tags=root
+@test "[patch 3] FS_IOC_CHKPT_JRNL after EXT4_IOC_SHUTDOWN fails with EIO, dry run too" {
+	run shutdown_answers chkpt-jrnl 1 5
 	assert_output "EIO EIO"
 }
 
