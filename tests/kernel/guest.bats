@@ -95,6 +95,19 @@ journal_nonzero() {
 	echo "$total"
 }
 
+# marked_journal DEVICE PREFIX MARKER: the journal extents of DEVICE noted,
+# then four 256 KiB files PREFIX1 to PREFIX4 of MARKER-N lines written and
+# synced, so that the journal holds their metadata
+marked_journal() {
+	local i
+
+	journal_extents "$1" > "$BATS_FILE_TMPDIR/journal-extents"
+	for i in 1 2 3 4; do
+		yes "$3-$i" | head -c 262144 > "$2$i"
+	done
+	sync
+}
+
 # crash_fs DEVICE MOUNTPOINT OPTIONS: a fresh ext4 with an 8 MiB journal on
 # DEVICE, mounted with OPTIONS, its journal extents noted
 crash_fs() {
@@ -268,13 +281,9 @@ crash() {
 # zeroes the journal, as EXT4_IOC_CHECKPOINT_FLAG_ZEROOUT does.
 # bats test_tags=root
 @test "[patch 3] FS_IOC_CHKPT_JRNL with 0x2 (DO_ZEROOUT) zeroes the journal, read back with O_DIRECT" {
-	local before after answer i
+	local before after answer
 
-	journal_extents /dev/ubdc > "$BATS_FILE_TMPDIR/journal-extents"
-	for i in 1 2 3 4; do
-		yes "ZEROOUT-MARKER-$i" | head -c 262144 > "$MNT/nodiscard/z$i"
-	done
-	sync
+	marked_journal /dev/ubdc "$MNT/nodiscard/z" ZEROOUT-MARKER
 	before=$(journal_nonzero /dev/ubdc)
 	answer=$("$KCHECK_PROBE" chkpt-jrnl "$MNT/nodiscard" 2) || true
 	after=$(journal_nonzero /dev/ubdc)
@@ -289,13 +298,9 @@ crash() {
 # mount it checkpointed and discarded the journal.
 # bats test_tags=root
 @test "[patch 2] EXT4_IOC_CHECKPOINT refuses a read-only mount (EROFS), dry run too; the journal stays" {
-	local before after discard dry i
+	local before after discard dry
 
-	journal_extents /dev/ubda > "$BATS_FILE_TMPDIR/journal-extents"
-	for i in 1 2 3 4; do
-		yes "RO-MARKER-$i" | head -c 262144 > "$MNT/main/ro$i"
-	done
-	sync
+	marked_journal /dev/ubda "$MNT/main/ro" RO-MARKER
 	mount -o remount,ro "$MNT/main"
 	before=$(journal_nonzero /dev/ubda)
 	discard=$("$KCHECK_PROBE" checkpoint "$MNT/main" 1) || true
@@ -315,13 +320,9 @@ crash() {
 # journal as it is.
 # bats test_tags=root
 @test "[patch 3] a FS_IOC_CHKPT_JRNL dry run changes nothing; fstrim-ext --dry-run finds the ioctl by it" {
-	local before after i
+	local before after
 
-	journal_extents /dev/ubda > "$BATS_FILE_TMPDIR/journal-extents"
-	for i in 1 2 3 4; do
-		yes "DRY-RUN-MARKER-$i" | head -c 262144 > "$MNT/main/dry$i"
-	done
-	sync
+	marked_journal /dev/ubda "$MNT/main/dry" DRY-RUN-MARKER
 	before=$(journal_nonzero /dev/ubda)
 	run -0 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 5
 	assert_output 0
