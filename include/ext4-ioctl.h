@@ -17,12 +17,22 @@
 #ifndef FS_IOC_CHKPT_JRNL
 #define FS_IOC_CHKPT_JRNL _IOW('f', 43, __u64)
 #endif
+/* the values of EXT4_IOC_CHECKPOINT's flags */
 #ifndef CHKPT_JRNL_DO_DISCARD
 #define CHKPT_JRNL_DO_DISCARD 0x1ULL
 #endif
-#ifndef CHKPT_JRNL_DRY_RUN
-#define CHKPT_JRNL_DRY_RUN 0x2ULL
+#ifndef CHKPT_JRNL_DO_ZEROOUT
+#define CHKPT_JRNL_DO_ZEROOUT 0x2ULL
 #endif
+#ifndef CHKPT_JRNL_DRY_RUN
+#define CHKPT_JRNL_DRY_RUN 0x4ULL
+#endif
+/*
+ * The series' first versions had no zeroout and read 0x2 as the dry run.
+ * A kernel that advertises EXT4_FEATURE_CHKPT_JRNL_ZEROOUT has the values
+ * above; on any other, 0x2 is the dry run.
+ */
+#define CHKPT_JRNL_DRY_RUN_OLD 0x2ULL
 
 #ifndef EXT4_IOC_CHECKPOINT
 #define EXT4_IOC_CHECKPOINT _IOW('f', 43, __u32)
@@ -36,6 +46,7 @@
 /* Files the bundled kernel series adds to advertise its fixes. */
 #define EXT4_FEATURES_DIR "/sys/fs/ext4/features"
 #define EXT4_FEATURE_CHKPT_JRNL "chkpt_jrnl"
+#define EXT4_FEATURE_CHKPT_JRNL_ZEROOUT "chkpt_jrnl_zeroout"
 #define EXT4_FEATURE_JBD2_ERASE_FIX "jbd2_erase_fix"
 #define EXT4_FEATURE_DIRENT_PACK_WIPE "dirent_pack_wipe"
 /*

@@ -74,7 +74,10 @@ static int checkpoint(int fd, enum journal_erase how, bool dry_run,
 		__u64 chkpt_flags = CHKPT_JRNL_DO_DISCARD;
 
 		if (dry_run)
-			chkpt_flags |= CHKPT_JRNL_DRY_RUN;
+			chkpt_flags |=
+				audit_ext4_feature(EXT4_FEATURE_CHKPT_JRNL_ZEROOUT) ?
+					CHKPT_JRNL_DRY_RUN :
+					CHKPT_JRNL_DRY_RUN_OLD;
 		res->iface = JOURNAL_IFACE_CHKPT_JRNL;
 		if (ioctl(fd, FS_IOC_CHKPT_JRNL, &chkpt_flags) == 0)
 			return 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck disable=SC2154  # top_srcdir comes from the environment
 # kernel/check-kernel.sh on a tree that already has a patch of the series,
-# as a kernel update that took the fix from upstream would (0003 is
+# as a kernel update that took the fix from upstream would (0004 is
 # upstream's commit): it must not apply that patch, must still apply the
 # others, and expects that patch's checks to pass on the stock kernel. The
 # trees here are Debian's linux-source-6.12 cut down to the files the series
@@ -58,52 +58,52 @@ plan() {
 	source_with
 	run plan
 	assert_success
-	assert_equal "$(grep -c '^6\.12 apply 000[1-7]-' <<< "$output")" 7
+	assert_equal "$(grep -c '^6\.12 apply 000[1-8]-' <<< "$output")" 8
 	refute_output --partial upstream
 }
 
-@test "kernel series: a tree that already has patch 3 gets the other six, and the key says so" {
-	source_with 0003-jbd2-fix-off-by-one-while-erasing-journal.patch
+@test "kernel series: a tree that already has patch 4 gets the other seven, and the key says so" {
+	source_with 0004-jbd2-fix-off-by-one-while-erasing-journal.patch
 	run plan
 	assert_success
-	assert_line '6.12 upstream 0003-jbd2-fix-off-by-one-while-erasing-journal.patch'
-	assert_equal "$(grep -c '^6\.12 apply ' <<< "$output")" 6
-	refute_line --partial 'apply 0003-'
-	# The patched kernel's cache key is made of what is applied: with patch 3
-	# upstream it is the key of the other six on the same tree.
+	assert_line '6.12 upstream 0004-jbd2-fix-off-by-one-while-erasing-journal.patch'
+	assert_equal "$(grep -c '^6\.12 apply ' <<< "$output")" 7
+	refute_line --partial 'apply 0004-'
+	# The patched kernel's cache key is made of what is applied: with patch 4
+	# upstream it is the key of the other seven on the same tree.
 	key_fixed=$(FSTRIM_EXT_KERNEL_SOURCE=$SOURCE FSTRIM_EXT_KERNEL_VERSIONS=6.12 \
 		"$top_srcdir/kernel/check-kernel.sh" --srcdir "$top_srcdir" --print-key patched)
 	mkdir -p "$BATS_TEST_TMPDIR/src/kernel"
 	cp -a "$top_srcdir/kernel/linux-6.12" "$BATS_TEST_TMPDIR/src/kernel/"
-	sed -i '/^0003-/d' "$BATS_TEST_TMPDIR/src/kernel/linux-6.12/series"
-	key_six=$(FSTRIM_EXT_KERNEL_SOURCE=$SOURCE FSTRIM_EXT_KERNEL_VERSIONS=6.12 \
+	sed -i '/^0004-/d' "$BATS_TEST_TMPDIR/src/kernel/linux-6.12/series"
+	key_seven=$(FSTRIM_EXT_KERNEL_SOURCE=$SOURCE FSTRIM_EXT_KERNEL_VERSIONS=6.12 \
 		"$top_srcdir/kernel/check-kernel.sh" --srcdir "$BATS_TEST_TMPDIR/src" --print-key patched)
-	assert_equal "$key_fixed" "$key_six"
+	assert_equal "$key_fixed" "$key_seven"
 }
 
-@test "kernel series: patches 3 and 6 in the tree are both left out" {
-	source_with 0003-jbd2-fix-off-by-one-while-erasing-journal.patch \
-		0006-ext4-wipe-i_block-and-the-in-inode-xattrs-of-an-inod.patch
+@test "kernel series: patches 4 and 7 in the tree are both left out" {
+	source_with 0004-jbd2-fix-off-by-one-while-erasing-journal.patch \
+		0007-ext4-wipe-i_block-and-the-in-inode-xattrs-of-an-inod.patch
 	run plan
 	assert_success
-	assert_line '6.12 upstream 0003-jbd2-fix-off-by-one-while-erasing-journal.patch'
-	assert_line '6.12 upstream 0006-ext4-wipe-i_block-and-the-in-inode-xattrs-of-an-inod.patch'
-	assert_equal "$(grep -c '^6\.12 apply ' <<< "$output")" 5
+	assert_line '6.12 upstream 0004-jbd2-fix-off-by-one-while-erasing-journal.patch'
+	assert_line '6.12 upstream 0007-ext4-wipe-i_block-and-the-in-inode-xattrs-of-an-inod.patch'
+	assert_equal "$(grep -c '^6\.12 apply ' <<< "$output")" 6
 }
 
 @test "kernel series: a patch only partly in the tree is neither applied silently nor dropped" {
-	# The tree has half of patch 3 (its first hunk only): the patch neither
+	# The tree has half of patch 4 (its first hunk only): the patch neither
 	# reverses nor applies, so it stays listed to apply, and the run's
 	# "applies" checks fail on it, for a person to look at.
 	source_with
 	awk '/^@@/ { hunks++ } hunks < 2 { print }' \
-		"$SERIES/0003-jbd2-fix-off-by-one-while-erasing-journal.patch" |
+		"$SERIES/0004-jbd2-fix-off-by-one-while-erasing-journal.patch" |
 		patch -d "$SOURCE/work/linux-source-6.12" -p1 --fuzz=0 -s
 	tar cJf "$SOURCE/linux-source-6.12.tar.xz" -C "$SOURCE/work" linux-source-6.12
 	run plan
 	assert_success
-	assert_line '6.12 apply 0003-jbd2-fix-off-by-one-while-erasing-journal.patch'
+	assert_line '6.12 apply 0004-jbd2-fix-off-by-one-while-erasing-journal.patch'
 	run patch -d "$SOURCE/work/linux-source-6.12" -p1 --fuzz=0 --dry-run \
-		< "$SERIES/0003-jbd2-fix-off-by-one-while-erasing-journal.patch"
+		< "$SERIES/0004-jbd2-fix-off-by-one-while-erasing-journal.patch"
 	assert_failure
 }

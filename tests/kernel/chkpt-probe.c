@@ -8,8 +8,10 @@
  *
  *   chkpt-probe chkpt-jrnl PATH FLAGS   FS_IOC_CHKPT_JRNL with __u64 FLAGS
  *   chkpt-probe checkpoint PATH FLAGS   EXT4_IOC_CHECKPOINT with __u32 FLAGS
- *   chkpt-probe shutdown PATH           EXT4_IOC_SHUTDOWN, no log flush: the
- *                                       journal is left as after a crash
+ *   chkpt-probe shutdown PATH [GOING]   EXT4_IOC_SHUTDOWN with GOING (default
+ *                                       2, no log flush: the journal is left
+ *                                       as after a crash; 0 freezes, syncs
+ *                                       and leaves the journal live)
  *   chkpt-probe poweroff STATUS         set the UML host exit status, halt
  *   chkpt-probe checkpoints PATH N PROGRESS
  *                                       N EXT4_IOC_CHECKPOINTs, alternating
@@ -43,12 +45,11 @@
 #ifndef EXT4_IOC_SHUTDOWN
 #define EXT4_IOC_SHUTDOWN _IOR('X', 125, __u32)
 #endif
-#define EXT4_GOING_FLAGS_NOLOGFLUSH 0x2
 
 static int usage(void)
 {
 	fputs("usage: chkpt-probe chkpt-jrnl|checkpoint PATH FLAGS\n"
-	      "       chkpt-probe shutdown PATH\n"
+	      "       chkpt-probe shutdown PATH [GOING]\n"
 	      "       chkpt-probe poweroff STATUS\n"
 	      "       chkpt-probe checkpoints PATH N PROGRESS\n"
 	      "       chkpt-probe fsync-loop DIR COUNT STOP\n",
@@ -90,7 +91,7 @@ static int probe(const char *which, const char *path, const char *flags_arg)
 	}
 
 	if (strcmp(which, "shutdown") == 0) {
-		__u32 arg = EXT4_GOING_FLAGS_NOLOGFLUSH;
+		__u32 arg = (__u32)flags;
 
 		rc = ioctl(fd, EXT4_IOC_SHUTDOWN, &arg);
 	} else if (strcmp(which, "chkpt-jrnl") == 0) {
@@ -201,8 +202,8 @@ int main(int argc, char **argv)
 	if (argc == 4 &&
 	    (strcmp(argv[1], "chkpt-jrnl") == 0 || strcmp(argv[1], "checkpoint") == 0))
 		return probe(argv[1], argv[2], argv[3]);
-	if (argc == 3 && strcmp(argv[1], "shutdown") == 0)
-		return probe(argv[1], argv[2], "0");
+	if ((argc == 3 || argc == 4) && strcmp(argv[1], "shutdown") == 0)
+		return probe(argv[1], argv[2], argc == 4 ? argv[3] : "2");
 	if (argc == 3 && strcmp(argv[1], "poweroff") == 0)
 		return poweroff(argv[2]);
 	if (argc == 5 && strcmp(argv[1], "checkpoints") == 0)

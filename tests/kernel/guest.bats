@@ -96,6 +96,19 @@ journal_nonzero() {
 	echo "$total"
 }
 
+# marked_journal DEVICE PREFIX MARKER: the journal extents of DEVICE noted,
+# then four 256 KiB files PREFIX1 to PREFIX4 of MARKER-N lines written and
+# synced, so that the journal holds their metadata
+marked_journal() {
+	local i
+
+	journal_extents "$1" > "$BATS_FILE_TMPDIR/journal-extents"
+	for i in 1 2 3 4; do
+		yes "$3-$i" | head -c 262144 > "$2$i"
+	done
+	sync
+}
+
 # crash_fs DEVICE MOUNTPOINT OPTIONS: a fresh ext4 with an 8 MiB journal on
 # DEVICE, mounted with OPTIONS, its journal extents noted
 crash_fs() {
@@ -115,11 +128,11 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 7] /sys/fs/ext4/features advertises the fixes of the series" {
+@test "[patch 8] /sys/fs/ext4/features advertises the fixes of the series" {
 	local f
 
-	for f in chkpt_jrnl jbd2_erase_fix dirent_pack_wipe journal_recovery_discard \
-		freed_inode_wipe jbd2_fc_checkpoint_fix; do
+	for f in chkpt_jrnl chkpt_jrnl_zeroout jbd2_erase_fix dirent_pack_wipe \
+		journal_recovery_discard freed_inode_wipe jbd2_fc_checkpoint_fix; do
 		run cat "/sys/fs/ext4/features/$f"
 		assert_success
 		assert_output supported
@@ -127,7 +140,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 2] fstrim-ext --journal erases the journal via FS_IOC_CHKPT_JRNL" {
+@test "[patch 3] fstrim-ext --journal erases the journal via FS_IOC_CHKPT_JRNL" {
 	local i
 
 	for i in $(seq 1 20); do
@@ -145,7 +158,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 2] FS_IOC_CHKPT_JRNL refuses a caller without CAP_SYS_ADMIN (EPERM)" {
+@test "[patch 3] FS_IOC_CHKPT_JRNL refuses a caller without CAP_SYS_ADMIN (EPERM)" {
 	run -1 capsh --drop=cap_sys_admin -- -c "'$KCHECK_PROBE' chkpt-jrnl '$MNT/main' 1"
 	assert_output EPERM
 	run capsh --drop=cap_sys_admin -- -c "'$FSTRIM_EXT' --journal '$MNT/main'"
@@ -154,7 +167,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 2] FS_IOC_CHKPT_JRNL refuses a subdirectory (EINVAL)" {
+@test "[patch 3] FS_IOC_CHKPT_JRNL refuses a subdirectory (EINVAL)" {
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main/sub" 1
 	assert_output EINVAL
 	run "$FSTRIM_EXT" --journal "$MNT/main/sub"
@@ -163,15 +176,17 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 2] FS_IOC_CHKPT_JRNL refuses an unknown flag (EINVAL)" {
-	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 4
+@test "[patch 3] FS_IOC_CHKPT_JRNL refuses an unknown flag and DO_DISCARD with DO_ZEROOUT (EINVAL)" {
+	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 8
+	assert_output EINVAL
+	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 3
 	assert_output EINVAL
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 0x8000000000000001
 	assert_output EINVAL
 }
 
 # bats test_tags=root
-@test "[patch 2] FS_IOC_CHKPT_JRNL refuses ext4 without a journal (ENODEV)" {
+@test "[patch 3] FS_IOC_CHKPT_JRNL refuses ext4 without a journal (ENODEV)" {
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/nojournal" 1
 	assert_output ENODEV
 	run "$FSTRIM_EXT" --journal-only "$MNT/nojournal"
@@ -180,7 +195,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 2] FS_IOC_CHKPT_JRNL refuses discard on a device without it (EOPNOTSUPP)" {
+@test "[patch 3] FS_IOC_CHKPT_JRNL refuses discard on a device without it (EOPNOTSUPP)" {
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/nodiscard" 1
 	assert_output EOPNOTSUPP
 	run -0 "$KCHECK_PROBE" chkpt-jrnl "$MNT/nodiscard" 0
@@ -191,11 +206,11 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 2] FS_IOC_CHKPT_JRNL refuses a read-only mount (EROFS), dry run too" {
+@test "[patch 3] FS_IOC_CHKPT_JRNL refuses a read-only mount (EROFS), dry run too" {
 	mount -o remount,ro "$MNT/main"
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 1
 	local discard=$output
-	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 3
+	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 5
 	local dry=$output
 	mount -o remount,rw "$MNT/main"
 	[ "$discard" = EROFS ]
@@ -205,7 +220,7 @@ crash() {
 # The ioctl must not act while the filesystem is frozen (a snapshot may be
 # under way): it waits in the freeze, and completes after the thaw.
 # bats test_tags=root
-@test "[patch 2] FS_IOC_CHKPT_JRNL waits while the filesystem is frozen" {
+@test "[patch 3] FS_IOC_CHKPT_JRNL waits while the filesystem is frozen" {
 	local out=$BATS_TEST_TMPDIR/answer pid state='' i before frozen
 
 	# transactions in the journal, which the ioctl would discard
@@ -242,19 +257,75 @@ crash() {
 	assert_output 0
 }
 
+# A dry run takes no write access: on a frozen filesystem it answers at
+# once, where taking write access sleeps until the thaw. The wait for it
+# is bounded, and the thaw comes whatever it found, so that a probe asleep
+# in the freeze cannot hang the guest.
+# bats test_tags=root
+@test "[patch 3] a FS_IOC_CHKPT_JRNL dry run (0x4) answers at once on a frozen filesystem" {
+	local out=$BATS_TEST_TMPDIR/answer pid rc=0
+
+	fsfreeze -f "$MNT/main"
+	"$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 5 > "$out" 2>&1 &
+	pid=$!
+	timeout 60 tail -s 0.1 --pid="$pid" -f /dev/null || rc=$?
+	fsfreeze -u "$MNT/main"
+	wait "$pid" || true
+	echo "frozen: the wait for the dry run ended with $rc (124: still asleep after 60 s)," \
+		"answer '$(cat "$out")'"
+	[ "$rc" -eq 0 ]
+	run -0 cat "$out"
+	assert_output 0
+}
+
+# The old value 0x2 (the dry run of an earlier version of this series) now
+# zeroes the journal, as EXT4_IOC_CHECKPOINT_FLAG_ZEROOUT does.
+# bats test_tags=root
+@test "[patch 3] FS_IOC_CHKPT_JRNL with 0x2 (DO_ZEROOUT) zeroes the journal, read back with O_DIRECT" {
+	local before after answer
+
+	marked_journal /dev/ubdc "$MNT/nodiscard/z" ZEROOUT-MARKER
+	before=$(journal_nonzero /dev/ubdc)
+	answer=$("$KCHECK_PROBE" chkpt-jrnl "$MNT/nodiscard" 2) || true
+	after=$(journal_nonzero /dev/ubdc)
+	rm -f "$MNT"/nodiscard/z*
+	echo "DO_ZEROOUT: answer '$answer', journal $before then $after non-zero bytes"
+	[ "$answer" = 0 ]
+	[ "$before" -gt 0 ]
+	[ "$after" -eq 0 ]
+}
+
+# Mainline's EXT4_IOC_CHECKPOINT took no write access: on a read-only
+# mount it checkpointed and discarded the journal.
+# bats test_tags=root
+@test "[patch 2] EXT4_IOC_CHECKPOINT refuses a read-only mount (EROFS), dry run too; the journal stays" {
+	local before after discard dry
+
+	marked_journal /dev/ubda "$MNT/main/ro" RO-MARKER
+	mount -o remount,ro "$MNT/main"
+	before=$(journal_nonzero /dev/ubda)
+	discard=$("$KCHECK_PROBE" checkpoint "$MNT/main" 1) || true
+	dry=$("$KCHECK_PROBE" checkpoint "$MNT/main" 4) || true
+	after=$(journal_nonzero /dev/ubda)
+	mount -o remount,rw "$MNT/main"
+	rm -f "$MNT"/main/ro*
+	echo "read-only: DISCARD '$discard', DRY_RUN '$dry';" \
+		"journal $before then $after non-zero bytes"
+	[ "$discard" = EROFS ]
+	[ "$dry" = EROFS ]
+	[ "$before" -gt 0 ]
+	[ "$after" -eq "$before" ]
+}
+
 # Userspace detects FS_IOC_CHKPT_JRNL by its dry run, which must leave the
 # journal as it is.
 # bats test_tags=root
-@test "[patch 2] a FS_IOC_CHKPT_JRNL dry run changes nothing; fstrim-ext --dry-run finds the ioctl by it" {
-	local before after i
+@test "[patch 3] a FS_IOC_CHKPT_JRNL dry run changes nothing; fstrim-ext --dry-run finds the ioctl by it" {
+	local before after
 
-	journal_extents /dev/ubda > "$BATS_FILE_TMPDIR/journal-extents"
-	for i in 1 2 3 4; do
-		yes "DRY-RUN-MARKER-$i" | head -c 262144 > "$MNT/main/dry$i"
-	done
-	sync
+	marked_journal /dev/ubda "$MNT/main/dry" DRY-RUN-MARKER
 	before=$(journal_nonzero /dev/ubda)
-	run -0 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 3
+	run -0 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 5
 	assert_output 0
 	after=$(journal_nonzero /dev/ubda)
 	[ "$before" -gt 0 ]
@@ -274,7 +345,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 3] after the erase a buffered read of the journal region finds no old journal data" {
+@test "[patch 4] after the erase a buffered read of the journal region finds no old journal data" {
 	local i stale direct
 
 	journal_extents /dev/ubdd > "$BATS_FILE_TMPDIR/journal-extents"
@@ -328,7 +399,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 4] htree leaf splits leave no deleted names in the directory, kept files intact" {
+@test "[patch 5] htree leaf splits leave no deleted names in the directory, kept files intact" {
 	local d="$MNT/htree/d" i n left bad=0 line
 
 	mount /dev/ubde "$MNT/htree"
@@ -364,7 +435,7 @@ crash() {
 # filesystem of the test above: nothing recoverable with the series
 # (status 0), deleted names in live directory blocks without it.
 # bats test_tags=root
-@test "[patch 4] fstrim-ext --audit finds nothing recoverable after --journal" {
+@test "[patch 5] fstrim-ext --audit finds nothing recoverable after --journal" {
 	mount /dev/ubde "$MNT/htree"
 	run --separate-stderr "$FSTRIM_EXT" --journal --audit "$MNT/htree"
 	umount "$MNT/htree"
@@ -382,7 +453,7 @@ crash() {
 # and of the root without the series. /dev/ubdd is made again by the tests
 # after this one.
 # bats test_tags=root
-@test "[patch 4] htree index splits and a level add leave nothing past an index block's count" {
+@test "[patch 5] htree index splits and a level add leave nothing past an index block's count" {
 	local m="$MNT/index" pad i n
 
 	mkfs.ext4 -q -F -b 1024 \
@@ -414,8 +485,40 @@ crash() {
 	[ "$n" -eq 2000 ]
 }
 
+# shutdown_answers IOCTL FLAGS DRYFLAGS: on a fresh ext4 shut down with
+# EXT4_GOING_FLAGS_DEFAULT (0: frozen, synced, the journal left live, so
+# that only the shutdown can stop a checkpoint), the probe's answers to
+# IOCTL with FLAGS and with DRYFLAGS, on one line; the filesystem is then
+# mounted once more (a replay if it needs one) and unmounted clean
+shutdown_answers() {
+	local a b
+
+	crash_fs /dev/ubdd "$MNT/recovery" data=ordered
+	yes SHUTDOWN-MARKER | head -c 1M > "$MNT/recovery/s1"
+	sync
+	"$KCHECK_PROBE" shutdown "$MNT/recovery" 0 > /dev/null
+	a=$("$KCHECK_PROBE" "$1" "$MNT/recovery" "$2") || true
+	b=$("$KCHECK_PROBE" "$1" "$MNT/recovery" "$3") || true
+	umount "$MNT/recovery"
+	mount /dev/ubdd "$MNT/recovery"
+	umount "$MNT/recovery"
+	echo "$a $b"
+}
+
 # bats test_tags=root
-@test "[patch 5] with -o discard, a mount that replays the journal discards it, files intact" {
+@test "[patch 2] EXT4_IOC_CHECKPOINT after EXT4_IOC_SHUTDOWN fails with EIO, dry run too" {
+	run -0 shutdown_answers checkpoint 1 4
+	assert_output "EIO EIO"
+}
+
+# bats test_tags=root
+@test "[patch 3] FS_IOC_CHKPT_JRNL after EXT4_IOC_SHUTDOWN fails with EIO, dry run too" {
+	run -0 shutdown_answers chkpt-jrnl 1 5
+	assert_output "EIO EIO"
+}
+
+# bats test_tags=root
+@test "[patch 6] with -o discard, a mount that replays the journal discards it, files intact" {
 	local i n
 
 	crash_fs /dev/ubdd "$MNT/recovery" data=journal
@@ -446,7 +549,7 @@ crash() {
 # Orphan cleanup runs after the replay and writes transactions of its own:
 # the discard must come after them, or they stay in the journal.
 # bats test_tags=root
-@test "[patch 5] the discard after a replay comes after orphan cleanup: the journal is left empty" {
+@test "[patch 6] the discard after a replay comes after orphan cleanup: the journal is left empty" {
 	local n
 
 	crash_fs /dev/ubdd "$MNT/recovery" data=ordered
@@ -512,7 +615,7 @@ inode_remnants() {
 }
 
 # bats test_tags=root
-@test "[patch 6] a freed inode keeps neither inline data nor in-inode xattrs" {
+@test "[patch 7] a freed inode keeps neither inline data nor in-inode xattrs" {
 	local d="$MNT/recovery" ino_inline ino_xattr inline xattr
 
 	mkfs.ext4 -q -F -b 4096 -I 256 -O inline_data,metadata_csum \
