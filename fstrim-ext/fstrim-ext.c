@@ -120,6 +120,18 @@ static void __attribute__((__noreturn__)) errtryhelp(void)
 	exit(EXIT_FAILURE);
 }
 
+/*
+ * Output that could not be made (no memory for a line, a JSON row or a
+ * metric): said at once, and an error at exit, as one not written is.
+ */
+static bool output_lost;
+
+static void lose_output(const char *path, const char *what)
+{
+	warnx("%s: cannot make %s: %s", path, what, strerror(ENOMEM));
+	output_lost = true;
+}
+
 /* Like util-linux: output that could not be written is an error. */
 static void close_stdout(void)
 {
@@ -137,6 +149,8 @@ static void close_stdout(void)
 			warnx("write error");
 		_exit(EXIT_FAILURE);
 	}
+	if (output_lost)
+		_exit(EXIT_FAILURE);
 }
 
 /* SIGINT or SIGTERM, once one has come: the run stops after this filesystem. */
@@ -353,22 +367,26 @@ static void report_fs(const struct fstrim_control *ctl, const struct fs_result *
 	char *text;
 
 	if (ctl->metrics && report_metrics_add(ctl->metrics, res, jf, time(NULL)) != 0)
-		warnx("%s: cannot add to the metrics", res->path);
+		lose_output(res->path, "its metrics");
 	if (ctl->json) {
 		if (report_json_add(ctl->json, res, jf) != 0)
-			warnx("%s: cannot add to the JSON document", res->path);
+			lose_output(res->path, "its part of the JSON document");
 		return;
 	}
 	text = report_line(res, ctl->verbose);
 	if (text) {
 		puts(text);
 		free(text);
+	} else if (errno) {
+		lose_output(res->path, "its line");
 	}
 	if (jf->audit) {
 		text = audit_describe(res->path, jf->audit, jf->audit_rc, ctl->verbose);
 		if (text) {
 			fputs(text, stdout);
 			free(text);
+		} else {
+			lose_output(res->path, "the audit's lines");
 		}
 	}
 }
@@ -426,6 +444,7 @@ static void check_names(const struct fstrim_control *ctl, int fd, const char *pa
 			struct fs_result *res)
 {
 	const struct audit_dirents *d = &res->names_check;
+	char why[256];
 	int rc;
 
 	res->names_checked = true;
@@ -433,7 +452,7 @@ static void check_names(const struct fstrim_control *ctl, int fd, const char *pa
 	if (rc) {
 		res->names_check.error = -rc;
 		note(ctl, "%s: the directories could not be read back: %s", path,
-		     strerror(-rc));
+		     audit_dirents_why(d, why, sizeof(why)));
 	} else if (d->removed_names) {
 		note(ctl,
 		     "%s: %" PRIu64 " names of deleted files remain in live blocks of "

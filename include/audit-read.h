@@ -117,6 +117,15 @@ int blocks_add(struct block_list *l, blk64_t blk, const unsigned char *data, siz
 void blocks_free(struct block_list *l);
 
 /*
+ * Calls @fn with each data block of inode @ino, its index in the file and
+ * its block number, in order, until @fn returns non-zero. Returns 0 (also
+ * when @fn stopped the walk: its caller keeps why) or libext2fs's code.
+ */
+errcode_t audit_inode_blocks(ext2_filsys fs, ext2_ino_t ino,
+			     int (*fn)(blk64_t lblk, blk64_t pblk, void *priv),
+			     void *priv);
+
+/*
  * The audit of the btrfs filesystem open at @fd: its free space read back
  * (@out->free, @out->btrfs_space, @out->data). Returns 0, or -errno when
  * nothing could be done.

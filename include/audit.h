@@ -69,6 +69,10 @@ struct audit_dirents {
 	struct audit_dir *dirs; /* where they are, in inode order */
 	size_t ndirs;
 	int error; /* 0, or the errno that stopped the scan */
+	uint64_t unwalked; /* directories whose blocks could not be listed, twice */
+	uint32_t unwalked_ino; /* the first of them */
+	long unwalked_err; /* libext2fs's code for it */
+	uint64_t unread_inodes; /* inodes the inode scan could not read */
 };
 
 /* Answers of a journal ioctl probe: 1 yes, 0 no, -errno when it failed otherwise. */
@@ -115,6 +119,13 @@ struct audit_result {
  */
 int audit_dirents_fd(int fd, struct audit_dirents *d);
 void audit_dirents_free(struct audit_dirents *d);
+
+/*
+ * Why the directories of @d were not read in full, in @buf: the
+ * directories whose blocks could not be listed, or the error that
+ * stopped the scan.
+ */
+const char *audit_dirents_why(const struct audit_dirents *d, char *buf, size_t len);
 
 /* Whether the kernel advertises @name in /sys/fs/ext4/features. */
 bool audit_ext4_feature(const char *name);

@@ -40,8 +40,9 @@ struct fs_result {
 };
 
 /*
- * The line fstrim-ext prints on stdout for a filesystem, or NULL when
- * there is nothing to say (not verbose, nothing done). Caller frees.
+ * The line fstrim-ext prints on stdout for a filesystem, or NULL: with
+ * errno 0 when there is nothing to say (not verbose, nothing done), with
+ * errno ENOMEM when the line could not be made. Caller frees.
  */
 char *report_line(const struct fs_result *res, bool verbose);
 

@@ -508,6 +508,8 @@ static int devices(struct bt_fs *bt, struct audit_device *data)
 		if (stat(d->path, &st) != 0 || !S_ISBLK(st.st_mode))
 			continue;
 		ad.path = strdup(d->path);
+		if (!ad.path)
+			return -ENOMEM;
 		audit_describe_device(st.st_rdev, &ad);
 		d->gran = ad.known ? ad.discard_granularity : 0;
 		/* the first device stands for the filesystem's */

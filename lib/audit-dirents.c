@@ -4,11 +4,14 @@
  * live directory blocks still hold, read with libext2fs.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include <et/com_err.h>
+#include <ext2fs/ext2_err.h>
 #include <ext2fs/ext2fs.h>
 
 #include "audit.h"
@@ -180,20 +183,18 @@ static int scan_dir_block(struct dir_scan *scan, const unsigned char *blk)
 	return rc;
 }
 
-static int read_dir_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt,
-			  blk64_t ref_blk, int ref_offset, void *priv)
+static int read_dir_block(blk64_t lblk, blk64_t pblk, void *priv)
 {
 	struct dir_scan *scan = priv;
 
-	if (blockcnt < 0)
-		return 0;
+	(void)lblk;
 	/* a block number is always on the device: a read that fails is an error */
-	if (io_channel_read_blk64(fs->io, *blocknr, 1, scan->buf) != 0) {
+	if (io_channel_read_blk64(scan->fs->io, pblk, 1, scan->buf) != 0) {
 		scan->rc = -EIO;
-		return BLOCK_ABORT;
+		return 1;
 	}
 	scan->rc = scan_dir_block(scan, scan->buf);
-	return scan->rc ? BLOCK_ABORT : 0;
+	return scan->rc;
 }
 
 /* Whether @frag is a piece of one of @l's whole names. */
@@ -281,6 +282,15 @@ static int add_dir(struct dir_scan *scan, ext2_ino_t ino)
 	return 0;
 }
 
+/* The blocks of directory @ino, each scanned; libext2fs's code. */
+static errcode_t walk_dir(struct dir_scan *scan, ext2_ino_t ino)
+{
+	names_clear(&scan->live);
+	names_clear(&scan->removed);
+	scan->rc = 0;
+	return audit_inode_blocks(scan->fs, ino, read_dir_block, scan);
+}
+
 int audit_dirents(ext2_filsys fs, struct audit_dirents *d)
 {
 	struct dir_scan scan = { .fs = fs, .d = d };
@@ -299,10 +309,13 @@ int audit_dirents(ext2_filsys fs, struct audit_dirents *d)
 	for (;;) {
 		errcode_t err = ext2fs_get_next_inode(iscan, &ino, &inode);
 
-		/* a live filesystem changes under the scan: skip what breaks */
+		/* an inode not read may be a directory: counted, said */
 		if (err == EXT2_ET_BAD_BLOCK_IN_INODE_TABLE ||
-		    err == EXT2_ET_INODE_CSUM_INVALID || err == EXT2_ET_INODE_IS_GARBAGE)
+		    err == EXT2_ET_INODE_CSUM_INVALID ||
+		    err == EXT2_ET_INODE_IS_GARBAGE) {
+			d->unread_inodes++;
 			continue;
+		}
 		if (err) {
 			rc = -EIO;
 			break;
@@ -315,19 +328,25 @@ int audit_dirents(ext2_filsys fs, struct audit_dirents *d)
 		/* small directories kept inside the inode have no block to read */
 		if (inode.i_flags & EXT4_INLINE_DATA_FL)
 			continue;
-		names_clear(&scan.live);
-		names_clear(&scan.removed);
-		scan.rc = 0;
-		err = ext2fs_block_iterate3(fs, ino,
-					    BLOCK_FLAG_DATA_ONLY | BLOCK_FLAG_READ_ONLY,
-					    NULL, read_dir_block, &scan);
+		err = walk_dir(&scan, ino);
 		/*
 		 * libext2fs's own codes (a bad extent header, a block out of
-		 * range) mean the tree was rewritten since the inode was read;
-		 * an errno (EIO, ENOMEM) is a failure of the scan
+		 * range) can mean the tree was rewritten since the inode was
+		 * read: read it again, once. A directory whose blocks still
+		 * cannot be listed was not examined, and says so; an errno
+		 * (EIO, ENOMEM) is a failure of the scan.
 		 */
-		if (err && !scan.rc && err >= 4096)
-			continue;
+		if (err && !scan.rc && err >= 4096) {
+			ext2fs_flush_icache(fs);
+			err = walk_dir(&scan, ino);
+			if (err && !scan.rc && err >= 4096) {
+				if (!d->unwalked++) {
+					d->unwalked_ino = ino;
+					d->unwalked_err = err;
+				}
+				continue;
+			}
+		}
 		rc = scan.rc ? scan.rc : err ? -(int)err : 0;
 		if (!rc)
 			rc = count_deleted_names(&scan, &scan.found);
@@ -339,6 +358,8 @@ int audit_dirents(ext2_filsys fs, struct audit_dirents *d)
 			break;
 	}
 	ext2fs_close_inode_scan(iscan);
+	if (!rc && (d->unwalked || d->unread_inodes))
+		rc = -EUCLEAN;
 	names_free(&scan.live);
 	names_free(&scan.removed);
 	free(scan.buf);
@@ -369,4 +390,27 @@ int audit_dirents_fd(int fd, struct audit_dirents *d)
 	d->error = -rc;
 	ext2fs_close_free(&fs);
 	return rc;
+}
+
+const char *audit_dirents_why(const struct audit_dirents *d, char *buf, size_t len)
+{
+	int n = 0;
+
+	if (!d->unwalked && !d->unread_inodes) {
+		snprintf(buf, len, "%s", strerror(d->error));
+		return buf;
+	}
+	*buf = '\0';
+	initialize_ext2_error_table();
+	if (d->unwalked)
+		n = snprintf(buf, len,
+			     "the blocks of %" PRIu64
+			     " %s could not be listed: inode %" PRIu32 ": %s",
+			     d->unwalked, d->unwalked == 1 ? "directory" : "directories",
+			     d->unwalked_ino, error_message(d->unwalked_err));
+	if (d->unread_inodes && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, "%s%" PRIu64 " %s could not be read",
+			 n ? "; " : "", d->unread_inodes,
+			 d->unread_inodes == 1 ? "inode" : "inodes");
+	return buf;
 }

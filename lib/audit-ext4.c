@@ -368,7 +368,9 @@ int audit_ext4(int fd, struct audit_result *out)
 		} else {
 			out->journal_dev = out->data;
 			out->journal_dev.path = strdup(out->data.path);
-			rc = internal_layout(fs, out->data.path, &jl);
+			rc = out->journal_dev.path ?
+				     internal_layout(fs, out->data.path, &jl) :
+				     -ENOMEM;
 		}
 		if (!rc)
 			rc = scan_journal(&jl, fs, &out->journal);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <blkid.h>
@@ -23,6 +24,7 @@
 #define JBD2_SB_MAGIC 0
 #define JBD2_SB_BLOCKSIZE 12
 #define JBD2_SB_MAXLEN 16
+#define JBD2_SB_UUID 48 /* s_uuid, 16 bytes */
 #define JBD2_SB_FIRST 20
 
 static uint32_t be32(const unsigned char *p)
@@ -406,16 +408,13 @@ int scan_journal(struct journal_layout *jl, ext2_filsys fs, struct audit_journal
 	return rc;
 }
 
-static int map_journal_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt,
-			     blk64_t ref_blk, int ref_offset, void *priv)
+static int map_journal_block(blk64_t lblk, blk64_t pblk, void *priv)
 {
 	struct journal_layout *jl = priv;
 
-	if (blockcnt < 0)
-		return 0;
-	if ((uint64_t)blockcnt >= jl->mapped)
-		return BLOCK_ABORT;
-	jl->phys[blockcnt] = *blocknr;
+	if (lblk >= jl->mapped)
+		return 1;
+	jl->phys[lblk] = pblk;
 	return 0;
 }
 
@@ -442,16 +441,32 @@ int internal_layout(ext2_filsys fs, const char *devpath, struct journal_layout *
 	jl->devpath = strdup(devpath);
 	if (!jl->phys || !jl->devpath)
 		return -ENOMEM;
-	if (ext2fs_block_iterate3(fs, ino, BLOCK_FLAG_DATA_ONLY | BLOCK_FLAG_READ_ONLY,
-				  NULL, map_journal_block, jl) != 0)
+	if (audit_inode_blocks(fs, ino, map_journal_block, jl) != 0)
 		return -EIO;
 	return jl->mapped ? 0 : -EUCLEAN;
 }
 
 /*
+ * The device whose number the filesystem recorded for its journal
+ * (s_journal_dev, in the kernel's new_encode_dev() form), as the kernel
+ * finds it at mount; or NULL.
+ */
+static char *journal_by_devno(ext2_filsys fs)
+{
+	uint32_t v = fs->super->s_journal_dev;
+
+	if (!v)
+		return NULL;
+	return blkid_devno_to_devname(
+		makedev((v & 0xfff00) >> 8, (v & 0xff) | ((v >> 12) & 0xfff00)));
+}
+
+/*
  * An external journal (mke2fs -O journal_dev) is found by the UUID the
- * filesystem records; its superblock follows the ext2 superblock, and
- * its block numbers are the device's own.
+ * filesystem records, or where that finds no device (no udev links, a
+ * device blkid does not scan) by the device number it records, taken
+ * only if the journal superblock there carries that UUID. Its superblock
+ * follows the ext2 superblock, and its block numbers are the device's own.
  */
 int external_layout(ext2_filsys fs, struct audit_result *out, struct journal_layout *jl)
 {
@@ -459,6 +474,7 @@ int external_layout(ext2_filsys fs, struct audit_result *out, struct journal_lay
 	unsigned char *buf = NULL;
 	blkid_cache cache = NULL;
 	uint32_t sb_block, maxlen, i;
+	bool by_devno = false;
 	struct stat st;
 	int dev, rc = 0;
 	char *path;
@@ -479,6 +495,10 @@ int external_layout(ext2_filsys fs, struct audit_result *out, struct journal_lay
 		return -ENOMEM;
 	path = blkid_evaluate_tag("UUID", j->uuid, &cache);
 	blkid_put_cache(cache);
+	if (!path) {
+		path = journal_by_devno(fs);
+		by_devno = true;
+	}
 	if (!path)
 		return -ENOENT;
 	out->journal_dev.path = path;
@@ -495,6 +515,8 @@ int external_layout(ext2_filsys fs, struct audit_result *out, struct journal_lay
 		rc = errno ? -errno : -EIO;
 	else if (be32(buf) != JBD2_MAGIC)
 		rc = -EUCLEAN;
+	else if (by_devno && memcmp(buf + JBD2_SB_UUID, fs->super->s_journal_uuid, 16))
+		rc = -ENOENT;
 	maxlen = rc ? 0 : be32(buf + JBD2_SB_MAXLEN);
 	jl->bsize = rc ? 0 : be32(buf + JBD2_SB_BLOCKSIZE);
 	free(buf);

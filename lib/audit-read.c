@@ -161,3 +161,64 @@ int audit_spread_extent(struct audit_spread *sp, int dev, unsigned char *buf, ui
 	sp->pos += s - z;
 	return rc;
 }
+
+/* ---- the blocks of an inode ------------------------------------------ */
+
+struct blocks_walk {
+	int (*fn)(blk64_t lblk, blk64_t pblk, void *priv);
+	void *priv;
+};
+
+static int walk_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt,
+		      blk64_t ref_blk, int ref_offset, void *priv)
+{
+	struct blocks_walk *w = priv;
+
+	(void)fs, (void)ref_blk, (void)ref_offset;
+	if (blockcnt < 0)
+		return 0;
+	return w->fn((blk64_t)blockcnt, *blocknr, w->priv) ? BLOCK_ABORT : 0;
+}
+
+/*
+ * ext2fs_block_iterate3() returns 0 when it cannot open the extent tree of
+ * the inode (a bad header in i_block): it would show a directory whose
+ * tree is broken as an empty one. An extent tree is walked here with the
+ * extent calls, which return every error; a block map with the iterator.
+ */
+errcode_t audit_inode_blocks(ext2_filsys fs, ext2_ino_t ino,
+			     int (*fn)(blk64_t lblk, blk64_t pblk, void *priv),
+			     void *priv)
+{
+	struct blocks_walk w = { .fn = fn, .priv = priv };
+	struct ext2fs_extent e;
+	ext2_extent_handle_t h;
+	struct ext2_inode inode;
+	errcode_t err;
+	blk64_t i;
+
+	err = ext2fs_read_inode(fs, ino, &inode);
+	if (err)
+		return err;
+	if (!(inode.i_flags & EXT4_EXTENTS_FL))
+		return ext2fs_block_iterate3(fs, ino,
+					     BLOCK_FLAG_DATA_ONLY | BLOCK_FLAG_READ_ONLY,
+					     NULL, walk_block, &w);
+	err = ext2fs_extent_open2(fs, ino, &inode, &h);
+	if (err)
+		return err;
+	for (err = ext2fs_extent_get(h, EXT2_EXTENT_ROOT, &e); !err;
+	     err = ext2fs_extent_get(h, EXT2_EXTENT_NEXT, &e)) {
+		if (!(e.e_flags & EXT2_EXTENT_FLAGS_LEAF) ||
+		    (e.e_flags & EXT2_EXTENT_FLAGS_SECOND_VISIT))
+			continue;
+		for (i = 0; i < e.e_len; i++)
+			if (fn(e.e_lblk + i, e.e_pblk + i, priv))
+				goto out;
+	}
+	if (err == EXT2_ET_EXTENT_NO_NEXT || err == EXT2_ET_EXTENT_NO_DOWN)
+		err = 0;
+out:
+	ext2fs_extent_free(h);
+	return err;
+}

@@ -90,7 +90,7 @@ char *audit_describe(const char *path, const struct audit_result *res, int rc,
 		     bool verbose)
 {
 	const struct audit_kernel *k = &res->kernel;
-	char size[SIZE_HUMAN_MAX];
+	char size[SIZE_HUMAN_MAX], why[256];
 	char *text = NULL;
 	size_t len = 0, i;
 	FILE *f;
@@ -127,7 +127,8 @@ char *audit_describe(const char *path, const struct audit_result *res, int rc,
 			res->journal.old_blocks, res->journal.blocks,
 			res->journal.live_blocks);
 	if (!res->dirents.scanned)
-		fprintf(f, "; directories not read (%s)", strerror(res->dirents.error));
+		fprintf(f, "; directories not read (%s)",
+			audit_dirents_why(&res->dirents, why, sizeof(why)));
 	else
 		fprintf(f,
 			"; %" PRIu64 " deleted names in %zu of %" PRIu64 " directories",

@@ -427,10 +427,13 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 			if (fs->journal_rc < 0 || (worst >= 0 && fs->journal_rc > worst))
 				worst = fs->journal_rc;
 			if (res->names_checked && res->names_check.error) {
+				char dirs[256];
+
 				if (!*error)
 					snprintf(error, sizeof(error),
 						 "directories: not read back: %s",
-						 strerror(res->names_check.error));
+						 audit_dirents_why(&res->names_check,
+								   dirs, sizeof(dirs)));
 				worst = -EIO;
 			} else if (report_names_left(res)) {
 				if (!*error)

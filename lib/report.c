@@ -56,6 +56,7 @@ char *report_line(const struct fs_result *res, bool verbose)
 	char *line = NULL;
 	const char *iface = journal_iface_name(res->journal.iface);
 
+	errno = 0;
 	if (!verbose && !res->dry_run)
 		return NULL;
 	if (!res->trim_done && !res->journal_done)
@@ -133,11 +134,14 @@ char *report_line(const struct fs_result *res, bool verbose)
 	/* fstrim's line, then the journal after a comma, then where a trim stopped */
 	if (res->trim_done && res->journal_done) {
 		if (asprintf(&line, "%s: %s%s, %s%s%s", res->path, trim, on, journal,
-			     kept, stopped) < 0)
+			     kept, stopped) < 0) {
+			errno = ENOMEM;
 			line = NULL;
+		}
 	} else if (asprintf(&line, "%s: %s%s%s%s", res->path,
 			    res->trim_done ? trim : journal, on,
 			    res->trim_done ? "" : kept, stopped) < 0) {
+		errno = ENOMEM;
 		line = NULL;
 	}
 	return line;

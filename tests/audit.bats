@@ -256,6 +256,37 @@ count_device() {
 	run -0 "$FSTRIM_EXT" --audit "$MNT"
 }
 
+# Without udev's links and without a scan (blkid.conf's EVALUATE=udev, as
+# on a host whose udev does not run), the UUID finds no device: the
+# journal is the device whose number the filesystem recorded, checked
+# by the UUID in its superblock. It used to be "journal not read".
+# bats test_tags=root
+@test "external journal: found by its device number where the UUID finds no device" {
+	require_root
+	require_cmd jq mke2fs
+	local jimg="$BATS_TEST_TMPDIR/journal.img" jdev conf="$BATS_TEST_TMPDIR/blkid.conf"
+	truncate -s 32M "$jimg"
+	attach_loop "$jimg"
+	jdev=$LOOPDEV
+	mke2fs -q -F -O journal_dev -b 4096 "$jdev" >/dev/null
+	make_quiet_ext4 64 -J "device=$jdev"
+	make_pii_files "$MNT/gone" GONE 20
+	sync
+	rm -rf "$MNT/gone"
+	sync
+	printf 'EVALUATE=udev\nCACHE_FILE=/dev/null\n' >"$conf"
+	# the premise: no udev link names the journal's UUID
+	[[ ! -e /dev/disk/by-uuid/$(blkid -s UUID -o value "$jdev") ]] ||
+		skip "udev links the journal by UUID here"
+
+	run -2 --separate-stderr env BLKID_CONF="$conf" "$FSTRIM_EXT" --audit --json "$MNT"
+	assert_equal "$(jq -r '.filesystems[0].audit_journal_device' <<<"$output")" "$jdev"
+	(($(jq -r '.filesystems[0].audit_journal_nonzero_blocks' <<<"$output") > 0)) ||
+		fail "the external journal should hold data: $output"
+	run -0 env BLKID_CONF="$conf" "$FSTRIM_EXT" --journal "$MNT"
+	run -0 env BLKID_CONF="$conf" "$FSTRIM_EXT" --audit "$MNT"
+}
+
 # bats test_tags=root
 @test "--journal --audit: the steps, then the audit, in one run" {
 	require_root

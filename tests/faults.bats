@@ -354,6 +354,96 @@ $F2: 0 B (0 bytes) trimmed on "*", interrupted at 0 B of 64 MiB" ]] || fail "std
 	run -0 "$FSTRIM_EXT" --journal "$MNT"
 }
 
+# A directory whose extent header is broken (written with debugfs while
+# unmounted): libext2fs's block iterator shows it as empty, and the scan
+# took it for read. It was not: the audit is incomplete and --journal fails.
+# bats test_tags=root
+@test "a directory whose blocks cannot be listed: the audit is incomplete, --journal fails" {
+	local ino
+	require_cmd debugfs
+	make_loop_fs ext4 64 -b 4096
+	mkdir "$MNT/d"
+	for i in $(seq 1 200); do : >"$MNT/d/name-$i"; done
+	umount "$MNT"
+	ino=$(debugfs -R "stat /d" "$LOOPDEV" 2>/dev/null | awk '/^Inode:/ { print $2 }')
+	[[ $ino =~ ^[0-9]+$ ]] || fail "no inode for /d: '$ino'"
+	debugfs -w -R "sif /d block[0] 0" "$LOOPDEV" >/dev/null 2>&1
+	mount "$LOOPDEV" "$MNT"
+	why="the blocks of 1 directory could not be listed: inode $ino: Corrupt extent header"
+
+	run --separate-stderr "$FSTRIM_EXT" --audit "$MNT"
+	((status & 32)) || fail "status $status: $output"
+	assert_output --partial "; directories not read ($why);"
+	run -1 --separate-stderr "$FSTRIM_EXT" -v --journal "$MNT"
+	assert_output --regexp "^$MNT: .* trimmed, journal checkpointed and discarded via [A-Z_0-9]+, but the directories could not be read back$"
+	assert_equal "$stderr" "fstrim-ext: $MNT: the directories could not be read back: $why"
+	run -1 --separate-stderr "$FSTRIM_EXT" --json --journal "$MNT"
+	assert_equal "$(jq -r '.filesystems[0].status' <<<"$output")" failed
+	assert_equal "$(jq -r '.filesystems[0].error' <<<"$output")" "directories: not read back: $why"
+}
+
+# fail_each_alloc SHIM ARGS...: runs "$FSTRIM_EXT ARGS" once to count the
+# allocations its own code makes (tests/preload/enomem.so), then once for
+# each N of them with the Nth failing with ENOMEM. A run that lost an
+# allocation either gives the same status and stdout as a run without the
+# fault (the allocation was not needed: a cache, a fallback), or fails with
+# a reason (on stderr, in the JSON document's error, in the audit's line);
+# never a signal death, never a cut JSON document.
+# Sets CHECKED to the allocations failed, FAILED to the runs that failed.
+fail_each_alloc() {
+	local shim=$1 n allocs log="$T/allocs.log" ref ref_status
+	shift
+	# the first run trims what was freed; the reference is a run after it
+	"$FSTRIM_EXT" "$@" >/dev/null 2>&1 || true
+	run --separate-stderr "$FSTRIM_EXT" "$@"
+	ref_status=$status ref=$output
+	((ref_status == 0)) || fail "without a fault: status $ref_status: $stderr"
+	rm -f "$log"
+	FSTRIM_EXT_ENOMEM_LOG="$log" LD_PRELOAD="$shim" "$FSTRIM_EXT" "$@" >/dev/null 2>&1
+	allocs=$(cat "$log")
+	((allocs >= 3)) || fail "only $allocs allocations counted"
+	CHECKED=0 FAILED=0
+	for ((n = 1; n <= allocs; n++)); do
+		run --separate-stderr env FSTRIM_EXT_ENOMEM_NTH="$n" LD_PRELOAD="$shim" \
+			"$FSTRIM_EXT" "$@"
+		CHECKED=$((CHECKED + 1))
+		((status < 128)) || fail "allocation $n of $allocs failed: killed by signal $((status - 128))"
+		if [[ " $* " == *" --json "* && -n $output ]]; then
+			jq -e . <<<"$output" >/dev/null ||
+				fail "allocation $n of $allocs failed: not a JSON document: $output"
+		fi
+		if ((status == 0)); then
+			[[ $output == "$ref" ]] ||
+				fail "allocation $n of $allocs failed, status 0, and the output changed: $output"
+			continue
+		fi
+		FAILED=$((FAILED + 1))
+		# why: on stderr, in the document's error, or in the audit's line
+		[[ $stderr == *"fstrim-ext: "* || $output == *": audit: incomplete"* ]] ||
+			jq -e '.filesystems[0].error != null' <<<"$output" >/dev/null 2>&1 ||
+			fail "allocation $n of $allocs failed: status $status and no reason given: $output"
+	done
+}
+
+# Each allocation fstrim-ext's own code makes, failed in turn, in the
+# runs an administrator makes: never status 0 with less than was asked,
+# never a crash. (ASan replaces the allocator the shim wraps.)
+# bats test_tags=root,no-sanitizer
+@test "each allocation of --audit and --journal runs failed in turn: a failure said, or the same result" {
+	local shim="${top_builddir:-$top_srcdir}/tests/preload/enomem.so" args
+	[[ -f $shim ]] || fail "no $shim"
+	make_loop_fs ext4 64 -b 4096
+	make_pii_files "$MNT/d" gone 20
+	sync
+	rm -f "$MNT"/d/PII-*
+	for args in "-v --journal" "--json --journal" "--audit" "--json --audit" "-v"; do
+		# shellcheck disable=SC2086 # the options of one run
+		fail_each_alloc "$shim" $args "$MNT"
+		((FAILED > 0)) || fail "$args: none of $CHECKED lost allocations failed the run"
+		echo "# $args: $CHECKED allocations failed in turn, $FAILED runs failed" >&3
+	done
+}
+
 # fail_each_read SHIM ARGS...: runs "$FSTRIM_EXT ARGS" once to count the
 # reads of $LOOPDEV it makes, then once for each N of them with the Nth
 # read failing (and every later read of the same bytes: a bad sector stays
