@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "audit.h"
 #include "journal.h"
@@ -54,6 +55,18 @@ struct run_result {
 	bool found; /* --audit found what deleted files left */
 	char error[256]; /* jf.error points here when set */
 };
+
+/*
+ * Open the root of a chosen filesystem for run_fs() (as fs_open_root()
+ * does: @target, its mount ID and device), named @path in messages;
+ * @device is NULL for a single path. One that a step would write to
+ * but that is read-only is refused: a chosen one remounted read-only,
+ * and for the journal step a single path on a read-only filesystem.
+ * Returns the descriptor, or -errno with r->jf.refused or r->jf.error
+ * set for the report.
+ */
+int run_open(const struct run_opts *opts, const char *path, const char *target,
+	     int mnt_id, dev_t dev, const char *device, struct run_result *r);
 
 /*
  * Run the steps asked for on the filesystem open at @fd (its root, named

@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
 #include "audit.h"
 #include "ext4-ioctl.h"
 #include "fslog.h"
+#include "mounts.h"
 #include "remnants.h"
 #include "run.h"
 #include "sizes.h"
@@ -86,7 +88,7 @@ static int trim_in_steps(const struct run_opts *opts, int fd, const char *path,
 	return rc;
 }
 
-/* A trim cut short: say so on stderr, whether or not --verbose prints the line. */
+/* A trim cut short: say so, whether or not --verbose prints the line. */
 static void note_stopped(const struct run_opts *opts, const struct fs_result *res)
 {
 	say(opts,
@@ -256,6 +258,70 @@ static void verify_trim(const struct run_opts *opts, int fd, const char *path,
 		    " in free extents shorter than the discard granularity",
 		    path, u->nonzero_blocks, u->held_blocks, u->short_blocks);
 	}
+}
+
+/* Whether the filesystem itself is read-only, not only this view of it. */
+static bool fs_is_readonly(int fd, int mnt_id)
+{
+	struct statvfs vfs;
+
+	return fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY) &&
+	       mounts_fs_readonly(mnt_id) != 0;
+}
+
+static int refuse(struct run_result *r, int fd, int rc, const char *refused,
+		  const char *error)
+{
+	r->jf.refused = refused;
+	r->jf.error = error;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+int run_open(const struct run_opts *opts, const char *path, const char *target,
+	     int mnt_id, dev_t dev, const char *device, struct run_result *r)
+{
+	int fd;
+
+	*r = (struct run_result){ 0 };
+	fd = fs_open_root(target, mnt_id, dev);
+	if (fd == -ESTALE) {
+		say(opts, "%s: the mount changed after it was chosen; not trimmed", path);
+		return refuse(r, -1, fd, NULL, "the mount changed after it was chosen");
+	}
+	if (fd < 0) {
+		say(opts, "cannot open %s: %s", path, strerror(-fd));
+		snprintf(r->error, sizeof(r->error), "cannot open: %s", strerror(-fd));
+		return refuse(r, -1, fd, NULL, r->error);
+	}
+	/*
+	 * -a, -A and -I (the callers that name a device) choose writable
+	 * filesystems when a step writes (all but --audit alone); one
+	 * remounted read-only since is left alone too:
+	 * FITRIM and the journal checkpoint would still write to it. A
+	 * read-only view of a writable filesystem is no reason to stop.
+	 */
+	if (device && (!opts->audit || opts->journal) && fs_is_readonly(fd, mnt_id)) {
+		say(opts, "%s: remounted read-only after it was chosen; not trimmed",
+		    path);
+		return refuse(r, fd, -EROFS, NULL,
+			      "remounted read-only after it was chosen");
+	}
+	/*
+	 * A single path is trimmed read-only or not, as fstrim does; but the
+	 * journal checkpoint writes the journal and the metadata home.
+	 */
+	if (!device && opts->journal && fs_is_readonly(fd, mnt_id)) {
+		say(opts,
+		    "%s: read-only filesystem: the journal step would write to it; "
+		    "nothing done",
+		    path);
+		return refuse(r, fd, -EROFS,
+			      "read-only filesystem: the journal step would write to it",
+			      NULL);
+	}
+	return fd;
 }
 
 /*
