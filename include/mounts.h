@@ -65,6 +65,8 @@ struct path_lookup {
  */
 int mounts_lookup_path(const char *path, struct fs_entry *fs, struct path_lookup *why);
 void path_lookup_free(struct path_lookup *why);
+/* Why @why refused a path, for "PATH: %s", in @buf of @size bytes. */
+void path_lookup_reason(const struct path_lookup *why, char *buf, size_t size);
 
 struct select_opts {
 	const char *tables; /* colon-separated list of mount tables */

@@ -86,6 +86,43 @@ void path_lookup_free(struct path_lookup *why)
 	memset(why, 0, sizeof(*why));
 }
 
+void path_lookup_reason(const struct path_lookup *why, char *buf, size_t size)
+{
+	switch (why->refusal) {
+	case PATH_OK:
+		snprintf(buf, size, "the root of a filesystem");
+		break;
+	case PATH_INSIDE:
+		if (why->mountpoint)
+			snprintf(buf, size,
+				 "not the root of a filesystem (mounted on %s)",
+				 why->mountpoint);
+		else
+			snprintf(buf, size, "not the root of a filesystem");
+		break;
+	case PATH_BIND_SUBDIR:
+		if (why->root)
+			snprintf(
+				buf, size,
+				"not the root of a filesystem (bind mount of %s from %s)",
+				why->root, why->source);
+		else
+			snprintf(
+				buf, size,
+				"not the root of a filesystem (a bind mount of a directory)");
+		break;
+	case PATH_NOT_MOUNTED:
+		snprintf(buf, size, "not the root of a filesystem");
+		break;
+	case PATH_UNPROVEN:
+		snprintf(buf, size,
+			 "cannot tell whether it is the root of a filesystem without %s "
+			 "(mount /proc)",
+			 PATH_MOUNTINFO);
+		break;
+	}
+}
+
 /* /proc/self/fdinfo has had "mnt_id:" since Linux 3.15. */
 static int fdinfo_mnt_id(int fd)
 {

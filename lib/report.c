@@ -100,7 +100,7 @@ char *report_line(const struct fs_result *res, bool verbose)
 
 	/*
 	 * The device kept what FITRIM discarded, or the allocator holds free
-	 * blocks with data (verify_trim() in the command).
+	 * blocks with data (verify_trim() in lib/run.c).
 	 */
 	if (report_free_unread(res))
 		snprintf(kept, sizeof(kept),

@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * One filesystem's run: FITRIM in ranges, the journal step, the read-backs
+ * that check them, the audit, and the verdict. It prints nothing: what it
+ * has to say goes to the caller's callback, what it did to the result.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "ext4-ioctl.h"
+#include "fslog.h"
+#include "mounts.h"
+#include "remnants.h"
+#include "run.h"
+#include "sizes.h"
+
+const char *run_signal_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : "SIGTERM";
+}
+
+static void __attribute__((format(printf, 2, 3)))
+say(const struct run_opts *opts, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	opts->message(opts->arg, fmt, ap);
+	va_end(ap);
+}
+
+/* Combine the results of two steps: a failure wins over "unsupported". */
+static int worse(int a, int b)
+{
+	if (a < 0 || b < 0)
+		return a < 0 ? a : b;
+	return a > b ? a : b;
+}
+
+struct trim_run {
+	const struct run_opts *opts;
+	const char *path;
+};
+
+static bool after_range(const struct trim_progress *p, void *arg)
+{
+	const struct trim_run *run = arg;
+
+	if (run->opts->progress)
+		run->opts->progress(RUN_TRIM_RANGE, run->path, p, run->opts->arg);
+	return *run->opts->stop != 0;
+}
+
+/*
+ * FITRIM over the requested range in steps, taking SIGINT and SIGTERM
+ * between them; adds to @res what was trimmed, and where it stopped.
+ * Returns as trim_fs_steps() does.
+ */
+static int trim_in_steps(const struct run_opts *opts, int fd, const char *path,
+			 struct fs_result *res)
+{
+	struct trim_run run = { .opts = opts, .path = path };
+	struct trim_progress p;
+	int rc;
+
+	if (opts->progress)
+		opts->progress(RUN_TRIM_BEGIN, path, NULL, opts->arg);
+	rc = trim_fs_steps(fd, &opts->range, opts->step, opts->stop_fd, after_range, &run,
+			   &p);
+	if (opts->progress)
+		opts->progress(RUN_TRIM_END, path, &p, opts->arg);
+	res->trimmed += p.trimmed;
+	res->trim_ranges += p.ranges;
+	if (p.stopped) {
+		res->trim_stopped = true;
+		res->trim_pos = p.pos;
+		res->trim_end = p.end;
+	}
+	return rc;
+}
+
+/* A trim cut short: say so, whether or not --verbose prints the line. */
+static void note_stopped(const struct run_opts *opts, const struct fs_result *res)
+{
+	say(opts,
+	    "%s: trimming interrupted by %s at byte %" PRIu64 " of %" PRIu64 ": %" PRIu64
+	    " bytes trimmed, the rest not",
+	    res->path, run_signal_name(*opts->stop), res->trim_pos, res->trim_end,
+	    res->trimmed);
+}
+
+/*
+ * Say what the steps could not remove, as far as the kernel shows it:
+ * free space in chunks below the discard granularity, which FITRIM
+ * skips, measured.
+ */
+static void warn_remnants(const struct run_opts *opts, int fd, const char *path)
+{
+	char size[SIZE_HUMAN_MAX], gran[SIZE_HUMAN_MAX];
+	struct remnants rem = { 0 };
+	struct statfs sfs;
+	struct stat st;
+
+	if (fstat(fd, &st) != 0 || fstatfs(fd, &sfs) != 0 ||
+	    remnants_check_dev(st.st_dev, (unsigned int)sfs.f_bsize, &rem) != 0)
+		return;
+	if (rem.small_free_bytes)
+		say(opts,
+		    "%s: warning: up to %s of free space lies in extents smaller "
+		    "than the discard granularity (%s) and was not discarded",
+		    path, size_to_human(rem.small_free_bytes, size, sizeof(size)),
+		    size_to_human(rem.discard_granularity, gran, sizeof(gran)));
+}
+
+/*
+ * Names of deleted files can stay inside live directory blocks, where
+ * no discard reaches (a kernel without the directory-pack fix leaves
+ * the old copies that an htree leaf split moves): read every directory
+ * back, as --audit does, and fail the filesystem on what is found.
+ */
+static void check_names(const struct run_opts *opts, int fd, const char *path,
+			struct fs_result *res)
+{
+	const struct audit_dirents *d = &res->names_check;
+	char why[256];
+	int rc;
+
+	res->names_checked = true;
+	rc = audit_dirents_fd(fd, &res->names_check);
+	if (rc) {
+		res->names_check.error = -rc;
+		say(opts, "%s: the directories could not be read back: %s", path,
+		    audit_dirents_why(d, why, sizeof(why)));
+	} else if (d->removed_names) {
+		say(opts,
+		    "%s: %" PRIu64 " names of deleted files remain in live blocks of "
+		    "%zu %s (first: %s)%s",
+		    path, d->removed_names, d->ndirs,
+		    d->ndirs == 1 ? "directory" : "directories",
+		    d->ndirs ? d->dirs[0].path : "?",
+		    audit_ext4_feature(EXT4_FEATURE_DIRENT_PACK_WIPE) ?
+			    "" :
+			    "; the kernel lacks the directory-pack fix");
+	}
+}
+
+/*
+ * Discard is a hint: lib/journal read the journal back after the erase,
+ * and where blocks of erased transactions still held data, erased once
+ * more with zeroout. Data left, and a journal not read back, fail the
+ * filesystem: an erase that was not read back is not a result.
+ */
+static void note_journal_verify(const struct run_opts *opts, const char *path,
+				const struct journal_verify *v)
+{
+	if (v->state == JOURNAL_VERIFY_UNREAD)
+		say(opts, "%s: the journal could not be read back after the erase: %s",
+		    path, strerror(v->error));
+	else if (v->state == JOURNAL_VERIFY_DATA_LEFT)
+		say(opts,
+		    "%s: %" PRIu64
+		    " journal blocks still hold data after the erase and %s%s%s",
+		    path, v->left, v->redo, v->error ? ": " : "",
+		    v->error ? strerror(v->error) : "");
+}
+
+/*
+ * Before the trims: the free blocks FITRIM will not reach (held by the
+ * allocator, or in free extents below its minimum), read for what
+ * deleted files left there; verify_trim() reads those again after.
+ */
+static struct audit_free_marks *note_unreachable(const struct run_opts *opts, int fd,
+						 struct fs_result *res)
+{
+	struct audit_free_marks *marks = NULL;
+
+	audit_free_unreachable(fd, opts->range.start, opts->range.len, opts->range.minlen,
+			       UINT64_MAX, &res->unreached_check, &marks);
+	return marks;
+}
+
+/*
+ * The same for free space: all that FITRIM discarded is read back, so
+ * that a device that ignores discard is reported, not trusted;
+ * and the blocks @unreached (note_unreachable()) that held data before
+ * the trims. Data in either fails the filesystem, as data left in the
+ * journal does. Where FITRIM is not supported (a device without
+ * discard), the free space was never trimmed and is read back all the
+ * same: what deleted files left there is still on the device.
+ */
+static void verify_trim(const struct run_opts *opts, int fd, const char *path,
+			struct fs_result *res, struct audit_free_marks *unreached)
+{
+	struct audit_free *f = &res->trim_check, *u = &res->unreached_check;
+	struct audit_free_marks *marks = NULL;
+	char size[SIZE_HUMAN_MAX];
+	bool trimmed = res->trim_done;
+	uint64_t more;
+	int rc, urc = 0;
+
+	res->trim_checked = true;
+	rc = audit_free_readback(fd, opts->range.start, opts->range.len,
+				 opts->range.minlen, f, &marks);
+	/*
+	 * Blocks freed by a transaction that committed after FITRIM passed
+	 * them were not discarded, a preallocation may have been released,
+	 * and a writer may take and free blocks meanwhile: commit, discard
+	 * once more, and count only the blocks that still hold what they
+	 * held, free all along.
+	 */
+	if ((marks || unreached) && syncfs(fd) == 0 &&
+	    (!trimmed || trim_fs_again(fd, &opts->range, &more) == 0)) {
+		if (!rc && marks)
+			rc = audit_free_recheck(fd, marks, f);
+		if (unreached)
+			urc = audit_free_recheck(fd, unreached, u);
+	}
+	audit_free_marks_free(marks);
+	if (rc) {
+		f->read = false;
+		f->error = -rc;
+		say(opts, "%s: the %s free space could not be read back: %s", path,
+		    trimmed ? "discarded" : "untrimmed", strerror(-rc));
+	} else if (f->nonzero_blocks && !trimmed) {
+		say(opts,
+		    "%s: the free space was not trimmed (the discard operation is not "
+		    "supported): %" PRIu64 " free blocks hold data (%s read back)",
+		    path, f->nonzero_blocks,
+		    size_to_human(f->read_bytes, size, sizeof(size)));
+	} else if (f->nonzero_blocks) {
+		say(opts,
+		    "%s: the device did not erase what FITRIM discarded: %" PRIu64
+		    " free blocks still hold data after a second discard (%s read back)",
+		    path, f->nonzero_blocks,
+		    size_to_human(f->read_bytes, size, sizeof(size)));
+	}
+	if (urc) {
+		u->read = false;
+		u->error = -urc;
+	}
+	/* not read and no error: the scan was skipped for a stop signal */
+	if (!u->read && u->error) {
+		say(opts, "%s: the free blocks FITRIM cannot reach could not be read: %s",
+		    path, strerror(u->error));
+	} else if (u->nonzero_blocks) {
+		say(opts,
+		    "%s: %" PRIu64 " free blocks that FITRIM cannot reach still hold "
+		    "data of deleted files: %" PRIu64 " held by the allocator "
+		    "(preallocated, until used or the filesystem is unmounted), %" PRIu64
+		    " in free extents shorter than the discard granularity",
+		    path, u->nonzero_blocks, u->held_blocks, u->short_blocks);
+	}
+}
+
+/* Whether the filesystem itself is read-only, not only this view of it. */
+static bool fs_is_readonly(int fd, int mnt_id)
+{
+	struct statvfs vfs;
+
+	return fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY) &&
+	       mounts_fs_readonly(mnt_id) != 0;
+}
+
+static int refuse(struct run_result *r, int fd, int rc, const char *refused,
+		  const char *error)
+{
+	r->jf.refused = refused;
+	r->jf.error = error;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+int run_open(const struct run_opts *opts, const char *path, const char *target,
+	     int mnt_id, dev_t dev, const char *device, struct run_result *r)
+{
+	int fd;
+
+	*r = (struct run_result){ 0 };
+	fd = fs_open_root(target, mnt_id, dev);
+	if (fd == -ESTALE) {
+		say(opts, "%s: the mount changed after it was chosen; not trimmed", path);
+		return refuse(r, -1, fd, NULL, "the mount changed after it was chosen");
+	}
+	if (fd < 0) {
+		say(opts, "cannot open %s: %s", path, strerror(-fd));
+		snprintf(r->error, sizeof(r->error), "cannot open: %s", strerror(-fd));
+		return refuse(r, -1, fd, NULL, r->error);
+	}
+	/*
+	 * -a, -A and -I (the callers that name a device) choose writable
+	 * filesystems when a step writes (all but --audit alone); one
+	 * remounted read-only since is left alone too:
+	 * FITRIM and the journal checkpoint would still write to it. A
+	 * read-only view of a writable filesystem is no reason to stop.
+	 */
+	if (device && (!opts->audit || opts->journal) && fs_is_readonly(fd, mnt_id)) {
+		say(opts, "%s: remounted read-only after it was chosen; not trimmed",
+		    path);
+		return refuse(r, fd, -EROFS, NULL,
+			      "remounted read-only after it was chosen");
+	}
+	/*
+	 * A single path is trimmed read-only or not, as fstrim does; but the
+	 * journal checkpoint writes the journal and the metadata home.
+	 */
+	if (!device && opts->journal && fs_is_readonly(fd, mnt_id)) {
+		say(opts,
+		    "%s: read-only filesystem: the journal step would write to it; "
+		    "nothing done",
+		    path);
+		return refuse(r, fd, -EROFS,
+			      "read-only filesystem: the journal step would write to it",
+			      NULL);
+	}
+	return fd;
+}
+
+/*
+ * The steps on one filesystem, through the descriptor that was checked,
+ * then the audit, and the verdict from what was asked, done, examined
+ * and failed.
+ */
+int run_fs(const struct run_opts *opts, int fd, const char *path, const char *device,
+	   const char *source, const char *fstype, struct run_result *r)
+{
+	/* --audit alone changes nothing; with --journal it looks afterwards */
+	bool steps = !opts->audit || opts->journal;
+	struct fs_result *res = &r->res;
+	struct report_json_fs *jf = &r->jf;
+	struct audit_free_marks *unreached = NULL;
+	char reason[REPORT_REASON_MAX];
+	int trim_rc = 0, journal_rc = 0, rc;
+
+	*r = (struct run_result){
+		.res = {
+			.path = path,
+			.device = device,
+			.dry_run = opts->dry_run,
+			.erase = opts->erase,
+		},
+		.jf = {
+			.fstype = fstype,
+			.source = source,
+			.trim_asked = steps && !opts->journal_only,
+			.journal_asked = opts->journal,
+		},
+	};
+
+	if (jf->trim_asked) {
+		/*
+		 * Blocks freed by a transaction that has not committed are
+		 * not free on disk yet, so FITRIM would skip them: commit
+		 * first when the point is to erase what was deleted.
+		 */
+		if (opts->journal && !opts->dry_run && syncfs(fd) != 0) {
+			rc = -errno;
+			say(opts, "%s: syncfs failed: %s", path, strerror(-rc));
+			snprintf(r->error, sizeof(r->error), "syncfs: %s", strerror(-rc));
+			jf->error = r->error;
+			goto out;
+		}
+		if (opts->dry_run) {
+			res->trim_done = true;
+		} else {
+			/* nothing more once a stop is asked for: not even a read */
+			if (opts->journal && !*opts->stop && fslog_type(fd) == FSLOG_EXT4)
+				unreached = note_unreachable(opts, fd, res);
+			trim_rc = trim_in_steps(opts, fd, path, res);
+			if (res->trim_stopped)
+				note_stopped(opts, res);
+			if (trim_rc < 0) {
+				say(opts, "%s: FITRIM ioctl failed: %s", path,
+				    strerror(-trim_rc));
+				rc = trim_rc;
+				goto out;
+			}
+			res->trim_done = trim_rc == 0;
+			if (trim_rc == 1 && !opts->quiet_unsupp)
+				say(opts, "%s: the discard operation is not supported",
+				    path);
+		}
+	}
+
+	/* cut short: the journal step waits for a run that trims it all */
+	if (opts->journal && res->trim_stopped) {
+		say(opts, "%s: journal step not done: interrupted", path);
+	} else if (opts->journal) {
+		/* ext4's journal erase, or btrfs's commit (lib/fslog) */
+		journal_rc = fslog_journal_step(fd, opts->erase, opts->dry_run,
+						&res->journal, &res->verify);
+		note_journal_verify(opts, path, &res->verify);
+		if (journal_rc == 0) {
+			res->journal_done = true;
+			/*
+			 * Trim again: the checkpoint commits what syncfs left
+			 * and writes metadata home, and the blocks of a
+			 * deleted directory, freed as metadata that the
+			 * journal forgets, keep every name until a FITRIM
+			 * after that commit (bench/remnants: "rm -rf").
+			 */
+			if (res->trim_done && !opts->dry_run && *opts->stop) {
+				/* a stop during the checkpoint: no FITRIM, no read begun */
+				res->retrim_rc = -EINTR;
+				say(opts,
+				    "%s: FITRIM after the journal checkpoint not done: "
+				    "interrupted by %s; blocks the checkpoint freed (a "
+				    "deleted directory's) may still hold names",
+				    path, run_signal_name(*opts->stop));
+			} else if (res->trim_done && !opts->dry_run) {
+				res->retrim_rc = trim_in_steps(opts, fd, path, res);
+				if (res->trim_stopped)
+					note_stopped(opts, res);
+			}
+			if (res->trim_done && !opts->dry_run && !res->retrim_rc &&
+			    !res->trim_stopped)
+				verify_trim(opts, fd, path, res, unreached);
+			else if (trim_rc == 1 && !opts->dry_run && !*opts->stop)
+				verify_trim(opts, fd, path, res, NULL);
+			if (res->retrim_rc && res->retrim_rc != -EINTR)
+				say(opts,
+				    "%s: FITRIM after the journal checkpoint failed: %s; "
+				    "blocks the checkpoint freed (a deleted directory's) "
+				    "may still hold names",
+				    path,
+				    res->retrim_rc == 1 ? "not supported" :
+							  strerror(-res->retrim_rc));
+			/* the audit says all of it, and more */
+			if (!opts->dry_run && !opts->audit && !*opts->stop &&
+			    res->journal.iface != JOURNAL_IFACE_BTRFS_SYNC) {
+				warn_remnants(opts, fd, path);
+				check_names(opts, fd, path, res);
+			}
+		} else if (journal_rc == 1 && journal_not_erased(&res->journal)) {
+			/* a journal to erase that was not: never quiet */
+			say(opts, "%s: journal step not done: %s", path,
+			    report_journal_reason(&res->journal, fstype, reason,
+						  sizeof(reason)));
+		} else if (journal_rc == 1 && !opts->quiet_unsupp) {
+			say(opts, "%s: the journal step is not supported: %s", path,
+			    report_journal_reason(&res->journal, fstype, reason,
+						  sizeof(reason)));
+		} else if (journal_rc < 0) {
+			say(opts, "%s: journal checkpoint failed: %s", path,
+			    strerror(-journal_rc));
+		}
+	}
+	rc = worse(worse(trim_rc, journal_rc), res->retrim_rc);
+	if (journal_rc == 1 && journal_not_erased(&res->journal))
+		rc = worse(rc, -EOPNOTSUPP);
+	if (res->verify.state == JOURNAL_VERIFY_DATA_LEFT ||
+	    res->verify.state == JOURNAL_VERIFY_UNREAD || report_discarded_left(res) ||
+	    report_free_unread(res) || report_unreached_left(res) ||
+	    report_names_left(res) || (res->names_checked && res->names_check.error))
+		rc = worse(rc, -EIO);
+
+	if (opts->audit) {
+		jf->audit = &r->audit;
+		jf->audit_rc = audit_fs(fd, &r->audit);
+		if (jf->audit_rc == 0 && audit_found_remnants(&r->audit))
+			r->found = true;
+		/* a filesystem the audit did not examine is never clean */
+		if (jf->audit_rc < 0)
+			rc = worse(rc, jf->audit_rc);
+		else if (jf->audit_rc == 1)
+			rc = worse(rc, -EOPNOTSUPP);
+		else if (audit_incomplete(&r->audit))
+			rc = worse(rc, -EIO);
+	}
+out:
+	jf->trim_rc = trim_rc;
+	jf->journal_rc = journal_rc;
+	jf->rc = rc;
+	audit_free_marks_free(unreached);
+	return rc;
+}
+
+void run_result_free(struct run_result *r)
+{
+	audit_dirents_free(&r->res.names_check);
+	audit_result_free(&r->audit);
+}
