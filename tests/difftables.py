@@ -12,8 +12,9 @@ builds a random mount layout under a tmpfs (mounts, bind mounts of roots
 and of subdirectories, read-only views, overmounts, btrfs subvolumes,
 tucked mounts, overlays, symbolic links) and a random fstab naming real
 and unreal mountpoints and devices. Both tools then choose, with -n, from
-that fstab (-I), from the live mountinfo (-I /proc/self/mountinfo) and,
-now and then, from it bound over /etc/fstab (-A, where UUID= and LABEL=
+that fstab (-I), from the live mountinfo (-I /proc/self/mountinfo), from
+a copy of it with the mount IDs another namespace would give (-I FILE:
+IDs from elsewhere must not decide) and, now and then, from it bound over /etc/fstab (-A, where UUID= and LABEL=
 are resolved and / is added when missing). Cases 0 to 5 are the named
 ones: an overlay root whose lower layer is on ext4, a composefs-style
 /sysroot, a root missing from fstab, a system with no /etc/fstab, and
@@ -553,7 +554,15 @@ def run_case(case, fstrim_ext, counts, verbose, show=False):
     tab = os.path.join(os.path.dirname(top), "fstab")
     with open(tab, "w") as f:
         f.write("".join(line + "\n" for line in case.fstab))
-    modes = [("-I", tab), ("-I", "/proc/self/mountinfo")]
+    # the same table as another mount namespace numbers it (a copy taken
+    # there, or /proc/PID/mountinfo of a process in it): its mount IDs are
+    # not this namespace's, so nothing may be decided by them
+    foreign = os.path.join(os.path.dirname(top), "foreign-mountinfo")
+    with open("/proc/self/mountinfo") as src, open(foreign, "w") as dst:
+        for line in src:
+            f = line.split(" ", 2)
+            dst.write("%d %d %s" % (int(f[0]) + 100000, int(f[1]) + 100000, f[2]))
+    modes = [("-I", tab), ("-I", "/proc/self/mountinfo"), ("-I", foreign)]
     if case.use_etc_fstab or case.no_etc_fstab:
         etc = os.path.join(os.path.dirname(top), "etc-fstab")
         shutil.copy(tab, etc)
@@ -570,7 +579,7 @@ def run_case(case, fstrim_ext, counts, verbose, show=False):
             if show:
                 print("-- %s\n   fstrim:\n%s   fstrim-ext:\n%s" % (
                     " ".join(args), theirs.stdout + theirs.stderr, ours.stdout + ours.stderr))
-            table = case.fstab if args[-1] != "/proc/self/mountinfo" else []
+            table = case.fstab if args[-1] not in ("/proc/self/mountinfo", foreign) else []
             # fstrim prints the lines of the host too; compare ours under the case
             t_set, o_set = chosen(theirs.stdout, top), chosen(ours.stdout, top)
             if args[0] == "-A" or "/etc/fstab" in args[-1]:
