@@ -57,5 +57,14 @@
  * the fix here, the journal step is not done on a fast_commit filesystem.
  */
 #define EXT4_FEATURE_FC_CHECKPOINT_FIX "jbd2_fc_checkpoint_fix"
+/*
+ * After a journal flush (a checkpoint, a freeze) jbd2 leaves s_start 0
+ * until the next full commit, and recovery then replays nothing: fast
+ * commits made in between, fsyncs that returned, are not replayed after
+ * a crash (mainline; fast commits are refused before the first full
+ * commit of a mount for this reason, but not after a flush). A kernel
+ * that falls back to a full commit there advertises this file.
+ */
+#define EXT4_FEATURE_FC_FLUSH_FIX "jbd2_fc_flush_fix"
 
 #endif /* FSTRIM_EXT_EXT4_IOCTL_H */

@@ -26,6 +26,7 @@ enum journal_unsupported {
 	JOURNAL_NO_DISCARD, /* journal device cannot discard */
 	JOURNAL_FAST_COMMIT, /* fast_commit, on a kernel whose checkpoint can hang it */
 	JOURNAL_FC_UNKNOWN, /* ... and whether the filesystem has it is unknown */
+	JOURNAL_FC_NOT_DURABLE, /* fast_commit: fsyncs after a checkpoint not replayed */
 };
 
 struct journal_verify;
@@ -42,7 +43,8 @@ struct journal_result {
  * the kernel lacks it and EXT4_IOC_CHECKPOINT is used. Zeroout exists
  * only in EXT4_IOC_CHECKPOINT. With @dry_run only the dry runs of the
  * same ioctls are issued. On a fast_commit filesystem nothing is issued
- * unless the kernel advertises EXT4_FEATURE_FC_CHECKPOINT_FIX.
+ * unless the kernel advertises EXT4_FEATURE_FC_CHECKPOINT_FIX and
+ * EXT4_FEATURE_FC_FLUSH_FIX.
  *
  * With @v, and not @dry_run, the journal is then read back (O_DIRECT):
  * a block counts as left when it holds data and belongs to no transaction

@@ -164,13 +164,20 @@ int journal_erase(int fd, enum journal_erase how, bool dry_run,
 		return 1;
 	}
 	/*
-	 * A checkpoint can deadlock with an fsync's fast commit (the kernel
-	 * series' note in include/ext4-ioctl.h): every writer of the
-	 * filesystem would hang. Not even tried where that cannot be ruled out.
+	 * On fast_commit, a checkpoint can deadlock with an fsync's fast
+	 * commit (every writer of the filesystem would hang), and the fast
+	 * commits made after it are not replayed after a crash until the
+	 * next full commit (fsyncs that returned, lost): the notes in
+	 * include/ext4-ioctl.h. Not even tried where a kernel has either and
+	 * fast_commit cannot be ruled out.
 	 */
-	if (!audit_ext4_feature(EXT4_FEATURE_FC_CHECKPOINT_FIX) &&
+	if ((!audit_ext4_feature(EXT4_FEATURE_FC_CHECKPOINT_FIX) ||
+	     !audit_ext4_feature(EXT4_FEATURE_FC_FLUSH_FIX)) &&
 	    (jrc || audit_journal_fast_commit(jd))) {
-		res->unsupported = jrc ? JOURNAL_FC_UNKNOWN : JOURNAL_FAST_COMMIT;
+		res->unsupported = jrc ? JOURNAL_FC_UNKNOWN :
+				   !audit_ext4_feature(EXT4_FEATURE_FC_CHECKPOINT_FIX) ?
+					 JOURNAL_FAST_COMMIT :
+					 JOURNAL_FC_NOT_DURABLE;
 		res->error = -jrc;
 		audit_journal_close(jd);
 		return 1;
@@ -199,6 +206,7 @@ bool journal_not_erased(const struct journal_result *res)
 	case JOURNAL_NO_DISCARD:
 	case JOURNAL_FAST_COMMIT:
 	case JOURNAL_FC_UNKNOWN:
+	case JOURNAL_FC_NOT_DURABLE:
 		return true;
 	default:
 		return false;

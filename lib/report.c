@@ -169,10 +169,14 @@ const char *report_journal_reason(const struct journal_result *jr, const char *f
 		return "the filesystem has fast_commit, and on this kernel a journal "
 		       "checkpoint can deadlock with an fsync (no " EXT4_FEATURES_DIR
 		       "/" EXT4_FEATURE_FC_CHECKPOINT_FIX ")";
+	case JOURNAL_FC_NOT_DURABLE:
+		return "the filesystem has fast_commit, and on this kernel an fsync "
+		       "right after a journal checkpoint is not replayed after a crash "
+		       "(no " EXT4_FEATURES_DIR "/" EXT4_FEATURE_FC_FLUSH_FIX ")";
 	case JOURNAL_FC_UNKNOWN:
 		snprintf(buf, size,
-			 "cannot read the superblock to rule out fast_commit, whose "
-			 "checkpoint can deadlock on this kernel: %s",
+			 "cannot read the superblock to rule out fast_commit, on which "
+			 "this kernel's journal checkpoint is not safe: %s",
 			 strerror(jr->error));
 		return buf;
 	default:
