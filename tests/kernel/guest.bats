@@ -128,7 +128,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 8] /sys/fs/ext4/features advertises the fixes of the series" {
+@test "[patch 9] /sys/fs/ext4/features advertises the fixes of the series" {
 	local f
 
 	for f in chkpt_jrnl chkpt_jrnl_zeroout jbd2_erase_fix dirent_pack_wipe \
@@ -615,7 +615,7 @@ inode_remnants() {
 }
 
 # bats test_tags=root
-@test "[patch 7] a freed inode keeps neither inline data nor in-inode xattrs" {
+@test "[patch 8] a freed inode keeps neither inline data nor in-inode xattrs" {
 	local d="$MNT/recovery" ino_inline ino_xattr inline xattr
 
 	mkfs.ext4 -q -F -b 4096 -I 256 -O inline_data,metadata_csum \
