@@ -33,9 +33,10 @@
 #                              (generic/388; default 120)
 #   FSTRIM_EXT_FSTESTS_TIMEOUT seconds a guest may run (default 5400)
 #   FSTRIM_EXT_FSTESTS_MOUNT_OPTIONS  fstests' MOUNT_OPTIONS for the
-#                              scratch filesystem ("-o discard" puts patch 6,
-#                              the discard after a replay, in every remount
-#                              of the crash-and-replay tests; default none)
+#                              scratch filesystem ("-o journal_discard_replay"
+#                              puts patch 7, the discard after a replay, in
+#                              every remount of the crash-and-replay tests;
+#                              default none)
 #   FSTRIM_EXT_FSTESTS_VARIANT the kernels' variant (default fstests; empty:
 #                              make check-kernel's, without loop or dm, so
 #                              the tests that need them are not run)

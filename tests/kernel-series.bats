@@ -58,37 +58,37 @@ plan() {
 	source_with
 	run plan
 	assert_success
-	assert_equal "$(grep -c '^6\.12 apply 000[1-8]-' <<< "$output")" 8
+	assert_equal "$(grep -c '^6\.12 apply 00[0-9][0-9]-' <<< "$output")" 9
 	refute_output --partial upstream
 }
 
-@test "kernel series: a tree that already has patch 4 gets the other seven, and the key says so" {
+@test "kernel series: a tree that already has patch 4 gets the other eight, and the key says so" {
 	source_with 0004-jbd2-fix-off-by-one-while-erasing-journal.patch
 	run plan
 	assert_success
 	assert_line '6.12 upstream 0004-jbd2-fix-off-by-one-while-erasing-journal.patch'
-	assert_equal "$(grep -c '^6\.12 apply ' <<< "$output")" 7
+	assert_equal "$(grep -c '^6\.12 apply ' <<< "$output")" 8
 	refute_line --partial 'apply 0004-'
 	# The patched kernel's cache key is made of what is applied: with patch 4
-	# upstream it is the key of the other seven on the same tree.
+	# upstream it is the key of the other eight on the same tree.
 	key_fixed=$(FSTRIM_EXT_KERNEL_SOURCE=$SOURCE FSTRIM_EXT_KERNEL_VERSIONS=6.12 \
 		"$top_srcdir/kernel/check-kernel.sh" --srcdir "$top_srcdir" --print-key patched)
 	mkdir -p "$BATS_TEST_TMPDIR/src/kernel"
 	cp -a "$top_srcdir/kernel/linux-6.12" "$BATS_TEST_TMPDIR/src/kernel/"
 	sed -i '/^0004-/d' "$BATS_TEST_TMPDIR/src/kernel/linux-6.12/series"
-	key_seven=$(FSTRIM_EXT_KERNEL_SOURCE=$SOURCE FSTRIM_EXT_KERNEL_VERSIONS=6.12 \
+	key_eight=$(FSTRIM_EXT_KERNEL_SOURCE=$SOURCE FSTRIM_EXT_KERNEL_VERSIONS=6.12 \
 		"$top_srcdir/kernel/check-kernel.sh" --srcdir "$BATS_TEST_TMPDIR/src" --print-key patched)
-	assert_equal "$key_fixed" "$key_seven"
+	assert_equal "$key_fixed" "$key_eight"
 }
 
-@test "kernel series: patches 4 and 7 in the tree are both left out" {
+@test "kernel series: patches 4 and 8 in the tree are both left out" {
 	source_with 0004-jbd2-fix-off-by-one-while-erasing-journal.patch \
-		0007-ext4-wipe-i_block-and-the-in-inode-xattrs-of-an-inod.patch
+		0008-ext4-wipe-i_block-and-the-in-inode-xattrs-of-an-inod.patch
 	run plan
 	assert_success
 	assert_line '6.12 upstream 0004-jbd2-fix-off-by-one-while-erasing-journal.patch'
-	assert_line '6.12 upstream 0007-ext4-wipe-i_block-and-the-in-inode-xattrs-of-an-inod.patch'
-	assert_equal "$(grep -c '^6\.12 apply ' <<< "$output")" 6
+	assert_line '6.12 upstream 0008-ext4-wipe-i_block-and-the-in-inode-xattrs-of-an-inod.patch'
+	assert_equal "$(grep -c '^6\.12 apply ' <<< "$output")" 7
 }
 
 @test "kernel series: a patch only partly in the tree is neither applied silently nor dropped" {

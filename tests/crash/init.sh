@@ -12,8 +12,10 @@
 #                      `fstrim-ext --journal` runs on it again and again,
 #                      each run logged to $CRASH_RUNDIR/runs.log. The host
 #                      kills this guest; it never powers off by itself.
-#   CRASH_MODE=verify  mount the image with -o discard (the kernel replays
-#                      the journal, and with the series discards it),
+#   CRASH_MODE=verify  mount the image with -o discard, and with
+#                      journal_discard_replay where the kernel has it (the
+#                      kernel replays the journal, and with the series
+#                      discards it),
 #                      check $CRASH_RUNDIR/expected (sha256sum -c format)
 #                      and unmount; writes "intact", or what went wrong,
 #                      to $CRASH_RUNDIR/verify.status.
@@ -73,8 +75,14 @@ crash)
 	done
 	;;
 verify)
-	# -o discard: a patched kernel then discards the journal it replayed
-	if ! mount -o discard /dev/ubda "$mnt"; then
+	# -o journal_discard_replay where the kernel has it (it advertises
+	# journal_recovery_discard): a patched kernel then discards the
+	# journal it replayed
+	opts=discard
+	if [[ -e /sys/fs/ext4/features/journal_recovery_discard ]]; then
+		opts+=,journal_discard_replay
+	fi
+	if ! mount -o "$opts" /dev/ubda "$mnt"; then
 		result="the image does not mount"
 	elif ! (cd / && sha256sum --quiet -c "$CRASH_RUNDIR/expected") \
 		> "$CRASH_RUNDIR/verify.txt" 2>&1; then

@@ -128,7 +128,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 8] /sys/fs/ext4/features advertises the fixes of the series" {
+@test "[patch 9] /sys/fs/ext4/features advertises the fixes of the series" {
 	local f
 
 	for f in chkpt_jrnl chkpt_jrnl_zeroout jbd2_erase_fix dirent_pack_wipe \
@@ -518,7 +518,7 @@ shutdown_answers() {
 }
 
 # bats test_tags=root
-@test "[patch 6] with -o discard, a mount that replays the journal discards it, files intact" {
+@test "[patch 7] with journal_discard_replay, a mount that replays the journal discards it, files intact" {
 	local i n
 
 	crash_fs /dev/ubdd "$MNT/recovery" data=journal
@@ -529,10 +529,10 @@ shutdown_answers() {
 	crash "$MNT/recovery" /dev/ubdd
 	run -0 count_in_journal /dev/ubdd RECOVERY-MARKER iflag=direct
 	refute_output 0
-	mount -o data=journal,discard /dev/ubdd "$MNT/recovery"
+	mount -o data=journal,journal_discard_replay /dev/ubdd "$MNT/recovery"
 	n=$(journal_nonzero /dev/ubdd)
 	umount "$MNT/recovery"
-	echo "non-zero bytes in the journal after recovery with -o discard: $n" |
+	echo "non-zero bytes in the journal after recovery with journal_discard_replay: $n" |
 		tee "$KCHECK_RUNDIR/recovery-journal.txt"
 	# The recovered files, read from the device: on stock 6.1 under UML,
 	# reading them back through the filesystem after this recovery was
@@ -549,7 +549,7 @@ shutdown_answers() {
 # Orphan cleanup runs after the replay and writes transactions of its own:
 # the discard must come after them, or they stay in the journal.
 # bats test_tags=root
-@test "[patch 6] the discard after a replay comes after orphan cleanup: the journal is left empty" {
+@test "[patch 7] the discard after a replay comes after orphan cleanup: the journal is left empty" {
 	local n
 
 	crash_fs /dev/ubdd "$MNT/recovery" data=ordered
@@ -563,7 +563,7 @@ shutdown_answers() {
 	assert_output 0
 	exec 8>&-
 	umount "$MNT/recovery"
-	mount -o discard /dev/ubdd "$MNT/recovery"
+	mount -o journal_discard_replay /dev/ubdd "$MNT/recovery"
 	n=$(journal_nonzero /dev/ubdd)
 	run -0 ls -A "$MNT/recovery"
 	umount "$MNT/recovery"
@@ -572,31 +572,70 @@ shutdown_answers() {
 	[ "$n" -eq 0 ]
 }
 
-# The discard is opt-in (ext4 defaults to nodiscard): without -o discard,
-# what recovery leaves in the journal stays, as on a kernel without it.
-# bats test_tags=root
-@test "[both] without -o discard, a mount that replays the journal does not discard it" {
+# replay_pending MARKER: a fresh data=journal ext4 on /dev/ubdd with a 1 MiB
+# file /m of MARKER lines, crashed so that its journal is left to replay
+replay_pending() {
 	crash_fs /dev/ubdd "$MNT/recovery" data=journal
-	yes "OPTIN-MARKER" | head -c 1M > "$MNT/recovery/o1"
+	yes "$1" | head -c 1M > "$MNT/recovery/m"
 	sync
 	crash "$MNT/recovery" /dev/ubdd
-	mount -o data=journal /dev/ubdd "$MNT/recovery"
+}
+
+# A replay at a read-only mount (a root file system at boot) is discarded
+# when the file system becomes writable: not while it is read-only, at the
+# remount read-write.
+# bats test_tags=root
+@test "[patch 7] with journal_discard_replay, a replay at a read-only mount is discarded at the remount read-write" {
+	local ro rw
+
+	replay_pending ROREPLAY-MARKER
+	mount -o ro,data=journal,journal_discard_replay /dev/ubdd "$MNT/recovery"
+	ro=$(count_in_journal /dev/ubdd ROREPLAY-MARKER iflag=direct)
+	mount -o remount,rw /dev/ubdd "$MNT/recovery"
+	rw=$(journal_nonzero /dev/ubdd)
 	umount "$MNT/recovery"
-	run -0 count_in_journal /dev/ubdd OPTIN-MARKER iflag=direct
-	refute_output 0
+	# read from the device, as in the test above
+	yes "ROREPLAY-MARKER" | head -c 1M > "$BATS_TEST_TMPDIR/m1"
+	debugfs -R "dump /m $BATS_TEST_TMPDIR/got" /dev/ubdd 2>/dev/null
+	run -0 cmp "$BATS_TEST_TMPDIR/m1" "$BATS_TEST_TMPDIR/got"
+	echo "marker lines in the journal while read-only: $ro; non-zero bytes after the remount read-write: $rw"
+	[ "$ro" -gt 0 ]
+	[ "$rw" -eq 0 ]
+}
+
+# The discard is its own opt-in: -o discard alone does not discard the
+# journal after a replay, and the option only acts at the first read-write
+# mount after the replay, not at a later remount that adds it.
+# bats test_tags=root
+@test "[patch 7] -o discard alone does not discard the replayed journal, nor does a later remount with journal_discard_replay" {
+	local plain later rc=0 opts
+
+	replay_pending OPTIN-MARKER
+	mount -o data=journal,discard /dev/ubdd "$MNT/recovery"
+	plain=$(count_in_journal /dev/ubdd OPTIN-MARKER iflag=direct)
+	mount -o remount,journal_discard_replay /dev/ubdd "$MNT/recovery" || rc=$?
+	opts=$(grep -w "$MNT/recovery" /proc/mounts)
+	later=$(count_in_journal /dev/ubdd OPTIN-MARKER iflag=direct)
+	# unmounted before any check, so that a failure leaves nothing mounted
+	umount "$MNT/recovery"
+	echo "marker lines in the journal with -o discard: $plain; after the remount: $later"
+	[ "$rc" -eq 0 ]
+	[[ $opts == *journal_discard_replay* ]]
+	[ "$plain" -gt 0 ]
+	[ "$later" -gt 0 ]
 }
 
 # Only a recovery that replayed transactions discards: a journal that was
 # checkpointed before the crash has nothing to replay, so stays as it was.
 # bats test_tags=root
-@test "[both] with -o discard, a recovery that replays nothing leaves the journal alone" {
+@test "[patch 7] with journal_discard_replay, a recovery that replays nothing leaves the journal alone" {
 	crash_fs /dev/ubdd "$MNT/recovery" data=journal,noatime
 	yes "NOREPLAY-MARKER" | head -c 1M > "$MNT/recovery/n1"
 	sync
 	run -0 "$KCHECK_PROBE" checkpoint "$MNT/recovery" 0
 	assert_output 0
 	crash "$MNT/recovery" /dev/ubdd
-	mount -o data=journal,discard,noatime /dev/ubdd "$MNT/recovery"
+	mount -o data=journal,journal_discard_replay,noatime /dev/ubdd "$MNT/recovery"
 	umount "$MNT/recovery"
 	run -0 count_in_journal /dev/ubdd NOREPLAY-MARKER iflag=direct
 	refute_output 0
@@ -615,7 +654,7 @@ inode_remnants() {
 }
 
 # bats test_tags=root
-@test "[patch 7] a freed inode keeps neither inline data nor in-inode xattrs" {
+@test "[patch 8] a freed inode keeps neither inline data nor in-inode xattrs" {
 	local d="$MNT/recovery" ino_inline ino_xattr inline xattr
 
 	mkfs.ext4 -q -F -b 4096 -I 256 -O inline_data,metadata_csum \
