@@ -83,11 +83,11 @@ plan() {
 
 @test "kernel series: patches 4 and 8 in the tree are both left out" {
 	source_with 0004-jbd2-fix-off-by-one-while-erasing-journal.patch \
-		0008-ext4-wipe-i_block-and-the-in-inode-xattrs-of-an-inod.patch
+		0008-ext4-zero-a-freed-inode-on-disk-but-for-i_dtime-and-.patch
 	run plan
 	assert_success
 	assert_line '6.12 upstream 0004-jbd2-fix-off-by-one-while-erasing-journal.patch'
-	assert_line '6.12 upstream 0008-ext4-wipe-i_block-and-the-in-inode-xattrs-of-an-inod.patch'
+	assert_line '6.12 upstream 0008-ext4-zero-a-freed-inode-on-disk-but-for-i_dtime-and-.patch'
 	assert_equal "$(grep -c '^6\.12 apply ' <<< "$output")" 7
 }
 
