@@ -168,8 +168,8 @@ int journal_erase(int fd, enum journal_erase how, bool dry_run,
 	 * commit (every writer of the filesystem would hang), and the fast
 	 * commits made after it are not replayed after a crash until the
 	 * next full commit (fsyncs that returned, lost): the notes in
-	 * include/ext4-ioctl.h. Not even tried where a kernel has either and
-	 * fast_commit cannot be ruled out.
+	 * include/ext4-ioctl.h. Not even tried, on a kernel without both
+	 * fixes, where fast_commit cannot be ruled out.
 	 */
 	if ((!audit_ext4_feature(EXT4_FEATURE_FC_CHECKPOINT_FIX) ||
 	     !audit_ext4_feature(EXT4_FEATURE_FC_FLUSH_FIX)) &&
