@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <blkid.h>
@@ -18,6 +17,7 @@
 #include "audit.h"
 #include "audit-jbd2.h"
 #include "audit-read.h"
+#include "devno.h"
 
 /* The jbd2 superblock, big-endian, as far as it is read here. */
 #define JBD2_MAGIC 0xc03b3998U
@@ -457,8 +457,7 @@ static char *journal_by_devno(ext2_filsys fs)
 
 	if (!v)
 		return NULL;
-	return blkid_devno_to_devname(
-		makedev((v & 0xfff00) >> 8, (v & 0xff) | ((v >> 12) & 0xfff00)));
+	return blkid_devno_to_devname(devno_decode_kernel(v));
 }
 
 /*

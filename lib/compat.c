@@ -17,6 +17,7 @@
 #include <libsmartcols.h>
 
 #include "compat.h"
+#include "devno.h"
 
 /* The value of the last "root=" word of the command line in @file, or NULL. */
 static char *cmdline_root(const char *file)
@@ -71,8 +72,7 @@ int compat_guess_system_root(const char *cmdline, dev_t devno, struct libmnt_cac
 		/* the kernel's encoding of dev_t: minor bits around the major */
 		unsigned long n = strtoul(spec, NULL, 16);
 
-		dev = blkid_devno_to_devname(
-			makedev((n & 0xfff00) >> 8, (n & 0xff) | ((n >> 12) & 0xfff00)));
+		dev = blkid_devno_to_devname(devno_decode_kernel((uint32_t)n));
 	} else {
 		/* a path or a tag (LABEL=, UUID=, PARTUUID=); owned by @cache if given */
 		char *res = mnt_resolve_spec(spec, cache);

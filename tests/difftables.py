@@ -14,8 +14,9 @@ tucked mounts, overlays, symbolic links) and a random fstab naming real
 and unreal mountpoints and devices. Both tools then choose, with -n, from
 that fstab (-I), from the live mountinfo (-I /proc/self/mountinfo), with
 --foreign from a copy of it with the mount IDs another namespace would
-give (-I FILE: IDs from elsewhere must not decide) and, now and then, from it bound over /etc/fstab (-A, where UUID= and LABEL=
-are resolved and / is added when missing). Cases 0 to 5 are the named
+give (-I FILE: IDs from elsewhere must not decide) and, now and then,
+from it bound over /etc/fstab (-A, where UUID= and LABEL= are resolved
+and / is added when missing). Cases 0 to 5 are the named
 ones: an overlay root whose lower layer is on ext4, a composefs-style
 /sysroot, a root missing from fstab, a system with no /etc/fstab, and
 the service's list on both.
@@ -559,12 +560,12 @@ def run_case(case, fstrim_ext, counts, verbose, show=False):
     # there, or /proc/PID/mountinfo of a process in it): its mount IDs are
     # not this namespace's, so nothing may be decided by them
     foreign = os.path.join(os.path.dirname(top), "foreign-mountinfo")
-    with open("/proc/self/mountinfo") as src, open(foreign, "w") as dst:
-        for line in src:
-            f = line.split(" ", 2)
-            dst.write("%d %d %s" % (int(f[0]) + 100000, int(f[1]) + 100000, f[2]))
     modes = [("-I", tab), ("-I", "/proc/self/mountinfo")]
     if FOREIGN:
+        with open("/proc/self/mountinfo") as src, open(foreign, "w") as dst:
+            for line in src:
+                f = line.split(" ", 2)
+                dst.write("%d %d %s" % (int(f[0]) + 100000, int(f[1]) + 100000, f[2]))
         modes.append(("-I", foreign))
     if case.use_etc_fstab or case.no_etc_fstab:
         etc = os.path.join(os.path.dirname(top), "etc-fstab")
