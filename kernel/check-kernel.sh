@@ -251,7 +251,7 @@ unpack_pristine() {
 }
 
 # find_upstream: the patches of the series that the tree already has, as a
-# newer tree may have taken one from upstream (0002 is upstream's commit):
+# newer tree may have taken one from upstream (0005 is upstream's commit):
 # each reverses cleanly on the pristine files. The series does not apply
 # them, and their "[patch N]" checks must pass on the stock kernel too.
 find_upstream() {
@@ -647,7 +647,7 @@ check_guest() {
 	for img in main nojournal nodiscard djournal htree; do
 		"$slack" "$run/$img.img" >> "$run/dirent-slack.txt" 2>&1 || slack_bad+=("$img")
 	done
-	desc="[patch 5] no directory block of any image keeps a non-zero byte past a live entry's name or an index block's count"
+	desc="[patch 6] no directory block of any image keeps a non-zero byte past a live entry's name or an index block's count"
 	if [[ -n ${FSTRIM_EXT_KERNEL_FILTER:-} ]]; then
 		: # the test that splits htree leaves may not have run
 	elif ((${#slack_bad[@]} == 0)); then

@@ -128,11 +128,12 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 9] /sys/fs/ext4/features advertises the fixes of the series" {
+@test "[patch 10] /sys/fs/ext4/features advertises the fixes of the series" {
 	local f
 
 	for f in chkpt_jrnl chkpt_jrnl_zeroout jbd2_erase_fix dirent_pack_wipe \
-		journal_recovery_discard freed_inode_wipe jbd2_fc_checkpoint_fix; do
+		journal_recovery_discard freed_inode_wipe jbd2_fc_checkpoint_fix \
+		jbd2_fc_flush_fix; do
 		run cat "/sys/fs/ext4/features/$f"
 		assert_success
 		assert_output supported
@@ -140,7 +141,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 3] fstrim-ext --journal erases the journal via FS_IOC_CHKPT_JRNL" {
+@test "[patch 4] fstrim-ext --journal erases the journal via FS_IOC_CHKPT_JRNL" {
 	local i
 
 	for i in $(seq 1 20); do
@@ -158,7 +159,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 3] FS_IOC_CHKPT_JRNL refuses a caller without CAP_SYS_ADMIN (EPERM)" {
+@test "[patch 4] FS_IOC_CHKPT_JRNL refuses a caller without CAP_SYS_ADMIN (EPERM)" {
 	run -1 capsh --drop=cap_sys_admin -- -c "'$KCHECK_PROBE' chkpt-jrnl '$MNT/main' 1"
 	assert_output EPERM
 	run capsh --drop=cap_sys_admin -- -c "'$FSTRIM_EXT' --journal '$MNT/main'"
@@ -167,7 +168,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 3] FS_IOC_CHKPT_JRNL refuses a subdirectory (EINVAL)" {
+@test "[patch 4] FS_IOC_CHKPT_JRNL refuses a subdirectory (EINVAL)" {
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main/sub" 1
 	assert_output EINVAL
 	run "$FSTRIM_EXT" --journal "$MNT/main/sub"
@@ -176,7 +177,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 3] FS_IOC_CHKPT_JRNL refuses an unknown flag and DO_DISCARD with DO_ZEROOUT (EINVAL)" {
+@test "[patch 4] FS_IOC_CHKPT_JRNL refuses an unknown flag and DO_DISCARD with DO_ZEROOUT (EINVAL)" {
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 8
 	assert_output EINVAL
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 3
@@ -186,7 +187,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 3] FS_IOC_CHKPT_JRNL refuses ext4 without a journal (ENODEV)" {
+@test "[patch 4] FS_IOC_CHKPT_JRNL refuses ext4 without a journal (ENODEV)" {
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/nojournal" 1
 	assert_output ENODEV
 	run "$FSTRIM_EXT" --journal-only "$MNT/nojournal"
@@ -195,7 +196,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 3] FS_IOC_CHKPT_JRNL refuses discard on a device without it (EOPNOTSUPP)" {
+@test "[patch 4] FS_IOC_CHKPT_JRNL refuses discard on a device without it (EOPNOTSUPP)" {
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/nodiscard" 1
 	assert_output EOPNOTSUPP
 	run -0 "$KCHECK_PROBE" chkpt-jrnl "$MNT/nodiscard" 0
@@ -206,7 +207,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 3] FS_IOC_CHKPT_JRNL refuses a read-only mount (EROFS), dry run too" {
+@test "[patch 4] FS_IOC_CHKPT_JRNL refuses a read-only mount (EROFS), dry run too" {
 	mount -o remount,ro "$MNT/main"
 	run -1 "$KCHECK_PROBE" chkpt-jrnl "$MNT/main" 1
 	local discard=$output
@@ -220,7 +221,7 @@ crash() {
 # The ioctl must not act while the filesystem is frozen (a snapshot may be
 # under way): it waits in the freeze, and completes after the thaw.
 # bats test_tags=root
-@test "[patch 3] FS_IOC_CHKPT_JRNL waits while the filesystem is frozen" {
+@test "[patch 4] FS_IOC_CHKPT_JRNL waits while the filesystem is frozen" {
 	local out=$BATS_TEST_TMPDIR/answer pid state='' i before frozen
 
 	# transactions in the journal, which the ioctl would discard
@@ -262,7 +263,7 @@ crash() {
 # is bounded, and the thaw comes whatever it found, so that a probe asleep
 # in the freeze cannot hang the guest.
 # bats test_tags=root
-@test "[patch 3] a FS_IOC_CHKPT_JRNL dry run (0x4) answers at once on a frozen filesystem" {
+@test "[patch 4] a FS_IOC_CHKPT_JRNL dry run (0x4) answers at once on a frozen filesystem" {
 	local out=$BATS_TEST_TMPDIR/answer pid rc=0
 
 	fsfreeze -f "$MNT/main"
@@ -281,7 +282,7 @@ crash() {
 # The old value 0x2 (the dry run of an earlier version of this series) now
 # zeroes the journal, as EXT4_IOC_CHECKPOINT_FLAG_ZEROOUT does.
 # bats test_tags=root
-@test "[patch 3] FS_IOC_CHKPT_JRNL with 0x2 (DO_ZEROOUT) zeroes the journal, read back with O_DIRECT" {
+@test "[patch 4] FS_IOC_CHKPT_JRNL with 0x2 (DO_ZEROOUT) zeroes the journal, read back with O_DIRECT" {
 	local before after answer
 
 	marked_journal /dev/ubdc "$MNT/nodiscard/z" ZEROOUT-MARKER
@@ -298,7 +299,7 @@ crash() {
 # Mainline's EXT4_IOC_CHECKPOINT took no write access: on a read-only
 # mount it checkpointed and discarded the journal.
 # bats test_tags=root
-@test "[patch 2] EXT4_IOC_CHECKPOINT refuses a read-only mount (EROFS), dry run too; the journal stays" {
+@test "[patch 3] EXT4_IOC_CHECKPOINT refuses a read-only mount (EROFS), dry run too; the journal stays" {
 	local before after discard dry
 
 	marked_journal /dev/ubda "$MNT/main/ro" RO-MARKER
@@ -320,7 +321,7 @@ crash() {
 # Userspace detects FS_IOC_CHKPT_JRNL by its dry run, which must leave the
 # journal as it is.
 # bats test_tags=root
-@test "[patch 3] a FS_IOC_CHKPT_JRNL dry run changes nothing; fstrim-ext --dry-run finds the ioctl by it" {
+@test "[patch 4] a FS_IOC_CHKPT_JRNL dry run changes nothing; fstrim-ext --dry-run finds the ioctl by it" {
 	local before after
 
 	marked_journal /dev/ubda "$MNT/main/dry" DRY-RUN-MARKER
@@ -345,7 +346,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 4] after the erase a buffered read of the journal region finds no old journal data" {
+@test "[patch 5] after the erase a buffered read of the journal region finds no old journal data" {
 	local i stale direct
 
 	journal_extents /dev/ubdd > "$BATS_FILE_TMPDIR/journal-extents"
@@ -399,7 +400,7 @@ crash() {
 }
 
 # bats test_tags=root
-@test "[patch 5] htree leaf splits leave no deleted names in the directory, kept files intact" {
+@test "[patch 6] htree leaf splits leave no deleted names in the directory, kept files intact" {
 	local d="$MNT/htree/d" i n left bad=0 line
 
 	mount /dev/ubde "$MNT/htree"
@@ -435,7 +436,7 @@ crash() {
 # filesystem of the test above: nothing recoverable with the series
 # (status 0), deleted names in live directory blocks without it.
 # bats test_tags=root
-@test "[patch 5] fstrim-ext --audit finds nothing recoverable after --journal" {
+@test "[patch 6] fstrim-ext --audit finds nothing recoverable after --journal" {
 	mount /dev/ubde "$MNT/htree"
 	run --separate-stderr "$FSTRIM_EXT" --journal --audit "$MNT/htree"
 	umount "$MNT/htree"
@@ -453,7 +454,7 @@ crash() {
 # and of the root without the series. /dev/ubdd is made again by the tests
 # after this one.
 # bats test_tags=root
-@test "[patch 5] htree index splits and a level add leave nothing past an index block's count" {
+@test "[patch 6] htree index splits and a level add leave nothing past an index block's count" {
 	local m="$MNT/index" pad i n
 
 	mkfs.ext4 -q -F -b 1024 \
@@ -506,19 +507,19 @@ shutdown_answers() {
 }
 
 # bats test_tags=root
-@test "[patch 2] EXT4_IOC_CHECKPOINT after EXT4_IOC_SHUTDOWN fails with EIO, dry run too" {
+@test "[patch 3] EXT4_IOC_CHECKPOINT after EXT4_IOC_SHUTDOWN fails with EIO, dry run too" {
 	run -0 shutdown_answers checkpoint 1 4
 	assert_output "EIO EIO"
 }
 
 # bats test_tags=root
-@test "[patch 3] FS_IOC_CHKPT_JRNL after EXT4_IOC_SHUTDOWN fails with EIO, dry run too" {
+@test "[patch 4] FS_IOC_CHKPT_JRNL after EXT4_IOC_SHUTDOWN fails with EIO, dry run too" {
 	run -0 shutdown_answers chkpt-jrnl 1 5
 	assert_output "EIO EIO"
 }
 
 # bats test_tags=root
-@test "[patch 7] with journal_discard_replay, a mount that replays the journal discards it, files intact" {
+@test "[patch 8] with journal_discard_replay, a mount that replays the journal discards it, files intact" {
 	local i n
 
 	crash_fs /dev/ubdd "$MNT/recovery" data=journal
@@ -549,7 +550,7 @@ shutdown_answers() {
 # Orphan cleanup runs after the replay and writes transactions of its own:
 # the discard must come after them, or they stay in the journal.
 # bats test_tags=root
-@test "[patch 7] the discard after a replay comes after orphan cleanup: the journal is left empty" {
+@test "[patch 8] the discard after a replay comes after orphan cleanup: the journal is left empty" {
 	local n
 
 	crash_fs /dev/ubdd "$MNT/recovery" data=ordered
@@ -585,7 +586,7 @@ replay_pending() {
 # when the file system becomes writable: not while it is read-only, at the
 # remount read-write.
 # bats test_tags=root
-@test "[patch 7] with journal_discard_replay, a replay at a read-only mount is discarded at the remount read-write" {
+@test "[patch 8] with journal_discard_replay, a replay at a read-only mount is discarded at the remount read-write" {
 	local ro rw
 
 	replay_pending ROREPLAY-MARKER
@@ -607,7 +608,7 @@ replay_pending() {
 # journal after a replay, and the option only acts at the first read-write
 # mount after the replay, not at a later remount that adds it.
 # bats test_tags=root
-@test "[patch 7] -o discard alone does not discard the replayed journal, nor does a later remount with journal_discard_replay" {
+@test "[patch 8] -o discard alone does not discard the replayed journal, nor does a later remount with journal_discard_replay" {
 	local plain later rc=0 opts
 
 	replay_pending OPTIN-MARKER
@@ -628,7 +629,7 @@ replay_pending() {
 # Only a recovery that replayed transactions discards: a journal that was
 # checkpointed before the crash has nothing to replay, so stays as it was.
 # bats test_tags=root
-@test "[patch 7] with journal_discard_replay, a recovery that replays nothing leaves the journal alone" {
+@test "[patch 8] with journal_discard_replay, a recovery that replays nothing leaves the journal alone" {
 	crash_fs /dev/ubdd "$MNT/recovery" data=journal,noatime
 	yes "NOREPLAY-MARKER" | head -c 1M > "$MNT/recovery/n1"
 	sync
@@ -700,7 +701,7 @@ inode_leftovers() {
 }
 
 # bats test_tags=root
-@test "[patch 8] a freed inode keeps neither inline data nor in-inode xattrs" {
+@test "[patch 9] a freed inode keeps neither inline data nor in-inode xattrs" {
 	local d="$MNT/recovery" ino_inline ino_xattr inline xattr
 
 	mkfs.ext4 -q -F -b 4096 -I 256 -O inline_data,metadata_csum \
@@ -733,7 +734,7 @@ inode_leftovers() {
 # inline_data its i_size, with a device node the device number in
 # i_block). debugfs must find each checksum good.
 # bats test_tags=root
-@test "[patch 8] after rm and --journal each freed inode is zero but i_dtime and its checksum" {
+@test "[patch 9] after rm and --journal each freed inode is zero but i_dtime and its checksum" {
 	local d="$MNT/recovery" f left bad=0
 	local -A ino
 	local files=(data inline xattr symlink device dir dir/inline)
@@ -774,6 +775,39 @@ inode_leftovers() {
 	run e2fsck -fn /dev/ubdd
 	assert_success
 	[ "$bad" -eq 0 ]
+}
+
+# Patch 2: a journal flush (EXT4_IOC_CHECKPOINT here; a freeze flushes
+# too) marks the journal empty on disk, and recovery reads nothing of a
+# journal marked so, fast commits included, until the next full commit.
+# An fsync made in between must still survive a crash. commit=600 keeps
+# the commit timer out of the window, as a busy server's fsync right after
+# fstrim-ext --journal would find it.
+# bats test_tags=root
+@test "[patch 2] on fast_commit, a file fsynced right after a checkpoint is there after a crash" {
+	local fc0 fc1 got=0
+
+	mkfs.ext4 -q -F -b 4096 -O fast_commit \
+		-E 'lazy_itable_init=0,lazy_journal_init=0' -J size=8 /dev/ubdd
+	mount -o commit=600 /dev/ubdd "$MNT/recovery"
+	echo before > "$MNT/recovery/a"
+	sync
+	run -0 "$KCHECK_PROBE" checkpoint "$MNT/recovery" 0
+	assert_output 0
+	yes FSYNCED-AFTER-CHECKPOINT | head -c 65536 > "$BATS_TEST_TMPDIR/b"
+	fc0=$(fc_commits /dev/ubdd)
+	dd if="$BATS_TEST_TMPDIR/b" of="$MNT/recovery/b" bs=65536 conv=fsync status=none
+	fc1=$(fc_commits /dev/ubdd)
+	crash "$MNT/recovery" /dev/ubdd
+	# the replay at this mount; the file read from the device after it
+	mount /dev/ubdd "$MNT/recovery"
+	umount "$MNT/recovery"
+	debugfs -R "dump /b $BATS_TEST_TMPDIR/got" /dev/ubdd 2>/dev/null
+	cmp -s "$BATS_TEST_TMPDIR/b" "$BATS_TEST_TMPDIR/got" && got=1
+	echo "# fast commits made by the fsync: $((fc1 - fc0)); the file after the crash:" \
+		"$( ((got)) && echo intact || echo lost)" >&3
+	run -0 e2fsck -fn /dev/ubdd
+	((got)) || fail "the file fsynced after the checkpoint was lost in the crash"
 }
 
 # bats test_tags=root
