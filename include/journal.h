@@ -40,8 +40,9 @@ struct journal_result {
 /*
  * Checkpoint the journal of the filesystem open at @fd and erase its
  * blocks. FS_IOC_CHKPT_JRNL is tried first for discard; ENOTTY means
- * the kernel lacks it and EXT4_IOC_CHECKPOINT is used. Zeroout exists
- * only in EXT4_IOC_CHECKPOINT. With @dry_run only the dry runs of the
+ * the kernel lacks it and EXT4_IOC_CHECKPOINT is used; for zeroout only
+ * where the kernel advertises EXT4_FEATURE_CHKPT_JRNL_ZEROOUT (else
+ * EXT4_IOC_CHECKPOINT). With @dry_run only the dry runs of the
  * same ioctls are issued. On a fast_commit filesystem nothing is issued
  * unless the kernel advertises EXT4_FEATURE_FC_CHECKPOINT_FIX and
  * EXT4_FEATURE_FC_FLUSH_FIX.
@@ -50,9 +51,9 @@ struct journal_result {
  * a block counts as left when it holds data and belongs to no transaction
  * committed after the erase (what writers committed since is new work,
  * counted in @v->new_blocks, never a failure). Where blocks are left,
- * the journal is erased once more with EXT4_IOC_CHECKPOINT ZEROOUT and
- * read back again; nothing else is tried (no freeze, no write to the
- * device). @v->state says what was found.
+ * the journal is erased once more by zeroout (as above: FS_IOC_CHKPT_JRNL
+ * or EXT4_IOC_CHECKPOINT) and read back again; nothing else is tried
+ * (no freeze, no write to the device). @v->state says what was found.
  *
  * Returns 0, 1 when unsupported (res->unsupported says why), or -errno:
  * about the erase; the read back is in @v.

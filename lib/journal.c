@@ -59,6 +59,12 @@ static int ext4_checkpoint(int fd, __u32 flags, struct journal_result *res)
 	return 0;
 }
 
+/* FS_IOC_CHKPT_JRNL has CHKPT_JRNL_DO_ZEROOUT on this kernel */
+static bool zeroout_chkpt_jrnl(void)
+{
+	return audit_ext4_feature(EXT4_FEATURE_CHKPT_JRNL_ZEROOUT);
+}
+
 /* The checkpoint and erase itself, through whichever ioctl the kernel has. */
 static int checkpoint(int fd, enum journal_erase how, bool dry_run,
 		      struct journal_result *res)
@@ -68,16 +74,17 @@ static int checkpoint(int fd, enum journal_erase how, bool dry_run,
 
 	/*
 	 * FS_IOC_CHKPT_JRNL is detected by trying it: its own dry run in a
-	 * dry run. ENOTTY means the kernel lacks it.
+	 * dry run. ENOTTY means the kernel lacks it. Its zeroout flag exists
+	 * only where the kernel advertises it: the series' first versions
+	 * read 0x2 as a dry run.
 	 */
-	if (how == JOURNAL_ERASE_DISCARD) {
-		__u64 chkpt_flags = CHKPT_JRNL_DO_DISCARD;
+	if (how == JOURNAL_ERASE_DISCARD || zeroout_chkpt_jrnl()) {
+		__u64 chkpt_flags = how == JOURNAL_ERASE_ZEROOUT ? CHKPT_JRNL_DO_ZEROOUT :
+								   CHKPT_JRNL_DO_DISCARD;
 
 		if (dry_run)
-			chkpt_flags |=
-				audit_ext4_feature(EXT4_FEATURE_CHKPT_JRNL_ZEROOUT) ?
-					CHKPT_JRNL_DRY_RUN :
-					CHKPT_JRNL_DRY_RUN_OLD;
+			chkpt_flags |= zeroout_chkpt_jrnl() ? CHKPT_JRNL_DRY_RUN :
+							      CHKPT_JRNL_DRY_RUN_OLD;
 		res->iface = JOURNAL_IFACE_CHKPT_JRNL;
 		if (ioctl(fd, FS_IOC_CHKPT_JRNL, &chkpt_flags) == 0)
 			return 0;
@@ -92,14 +99,16 @@ static int checkpoint(int fd, enum journal_erase how, bool dry_run,
 /*
  * Read the journal back after the erase, judging only what the erase
  * was to remove: transactions older than @since. Where old blocks still
- * hold data (a device that ignored the discard), erase once more with
- * EXT4_IOC_CHECKPOINT ZEROOUT, whose write-zeroes promises zeroes where
+ * hold data (a device that ignored the discard), erase once more by
+ * zeroout (FS_IOC_CHKPT_JRNL's where it has one, else
+ * EXT4_IOC_CHECKPOINT's), whose write-zeroes promises zeroes where
  * discard promises nothing, and read back again.
  */
 static void verify(int fd, struct audit_journal_dev *jd, uint32_t since,
 		   struct journal_verify *v)
 {
 	__u32 flags = EXT4_IOC_CHECKPOINT_FLAG_ZEROOUT;
+	__u64 chkpt_flags = CHKPT_JRNL_DO_ZEROOUT;
 	struct audit_journal j;
 	int rc;
 
@@ -115,8 +124,14 @@ static void verify(int fd, struct audit_journal_dev *jd, uint32_t since,
 		v->state = JOURNAL_VERIFY_ZERO;
 		return;
 	}
-	v->redo = "EXT4_IOC_CHECKPOINT ZEROOUT";
-	if (ioctl(fd, EXT4_IOC_CHECKPOINT, &flags) != 0)
+	if (zeroout_chkpt_jrnl()) {
+		v->redo = "FS_IOC_CHKPT_JRNL ZEROOUT";
+		rc = ioctl(fd, FS_IOC_CHKPT_JRNL, &chkpt_flags);
+	} else {
+		v->redo = "EXT4_IOC_CHECKPOINT ZEROOUT";
+		rc = ioctl(fd, EXT4_IOC_CHECKPOINT, &flags);
+	}
+	if (rc != 0)
 		v->error = errno;
 	else if ((rc = audit_journal_sequence(jd, &since)) != 0 ||
 		 (rc = audit_journal_readback_since(jd, since, &j)) != 0)

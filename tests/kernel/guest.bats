@@ -158,6 +158,25 @@ crash() {
 	assert_success
 }
 
+# Zeroout too goes through FS_IOC_CHKPT_JRNL (an 8-byte argument; mainline
+# EXT4_IOC_CHECKPOINT, the same number, takes 4) where the kernel says its
+# flags have EXT4_IOC_CHECKPOINT's values; the read back found no old data.
+# bats test_tags=root
+@test "[patch 4] fstrim-ext --journal-erase=zeroout zeroes the journal via FS_IOC_CHKPT_JRNL" {
+	head -c 1M /dev/urandom > "$MNT/main/zero-me"
+	sync
+	rm -f "$MNT/main/zero-me"
+	run --separate-stderr strace -f -o "$KCHECK_RUNDIR/strace-zeroout.log" -e trace=ioctl \
+		"$FSTRIM_EXT" -v --journal-erase=zeroout "$MNT/main"
+	assert_success
+	assert_output --regexp "^$MNT/main: .* trimmed, journal checkpointed and zeroed via FS_IOC_CHKPT_JRNL\$"
+	run grep -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x8\), 0x[0-9a-f]+\) = 0' \
+		"$KCHECK_RUNDIR/strace-zeroout.log"
+	assert_success
+	run grep -E '_IOC\(_IOC_WRITE, 0x66, 0x2b, 0x4\)' "$KCHECK_RUNDIR/strace-zeroout.log"
+	assert_failure
+}
+
 # bats test_tags=root
 @test "[patch 4] FS_IOC_CHKPT_JRNL refuses a caller without CAP_SYS_ADMIN (EPERM)" {
 	run -1 capsh --drop=cap_sys_admin -- -c "'$KCHECK_PROBE' chkpt-jrnl '$MNT/main' 1"
