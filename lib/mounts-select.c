@@ -141,7 +141,11 @@ static struct candidate **sorted_candidates(struct selection *sel,
 	return idx;
 }
 
-/* Keep one candidate per mountpoint of fstab: the last, as mount -a would mount it. */
+/*
+ * Keep one candidate per mountpoint: the last, as mount -a would mount
+ * it, and as fstrim keeps it. Only a table of this namespace keeps them
+ * all (see below).
+ */
 static int dedup_by_target(struct selection *sel)
 {
 	struct candidate **idx;
@@ -153,11 +157,15 @@ static int dedup_by_target(struct selection *sel)
 
 	for (i = 0; i + 1 < n; i++) {
 		/*
-		 * In a live table the mount IDs tell which one is seen there:
-		 * a mount propagated under another ("tucked") comes later in
-		 * mountinfo but is hidden. The live check sorts them out.
+		 * In this namespace's mountinfo the mount IDs tell which one
+		 * is seen there: a mount propagated under another ("tucked")
+		 * comes later but is hidden. The live check sorts them out.
+		 * Another namespace's IDs tell nothing here, and the device
+		 * cannot always (a btrfs over an ext4 shows 0:N): there the
+		 * later entry wins, as for fstrim.
 		 */
-		if (mnt_fs_get_id(idx[i]->fs) > 0 && mnt_fs_get_id(idx[i + 1]->fs) > 0)
+		if (sel->table_ids && mnt_fs_get_id(idx[i]->fs) > 0 &&
+		    mnt_fs_get_id(idx[i + 1]->fs) > 0)
 			continue;
 		if (!cmp_paths(idx[i]->target, idx[i + 1]->target))
 			/* the next comes later in the table */

@@ -637,7 +637,7 @@ def main():
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--foreign", action="store_true",
                     help="also choose from a copy of mountinfo numbered as another namespace "
-                    "would (not yet in make check: seed 1, case 11 differs)")
+                    "would (tests/differential.bats passes it)")
     ap.add_argument("--show", type=int, default=None,
                     help="run only case N and print its layout, tables and both outputs")
     ap.add_argument("--in-namespace", action="store_true", help=argparse.SUPPRESS)

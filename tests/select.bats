@@ -358,6 +358,50 @@ fstrim-ext: cannot open $r: Permission denied"
 	assert_equal "$output" "$want"
 }
 
+# difftables.py --foreign, seed 1, case 11: an ext4 mounted at A and at
+# B (with an overlay whose lower layer is in B), then a btrfs mounted
+# over A. fstrim keeps the last entry of each mountpoint, so the ext4
+# entry at A is gone before it looks at devices, and the ext4 is trimmed
+# through B. Where the mount IDs are not this namespace's the paths
+# decide as much: the ext4 must not be taken as seen at A, where the
+# btrfs's device number (0:N) cannot tell it is not. The overlay changes
+# nothing: both tools leave it out as a pseudo filesystem.
+# bats test_tags=root
+@test "-I: in a copy of mountinfo, of two mounts at one place the later decides, as for fstrim" {
+	require_cmd fstrim mkfs.btrfs
+	local a b ext4 btrfs want
+	make_loop_fs ext4 64
+	ext4=$LOOPDEV a=$MNT b="$BATS_TEST_TMPDIR/b"
+	mkdir "$b" "$BATS_TEST_TMPDIR/ovl" "$BATS_TEST_TMPDIR/up"
+	track_mount "$ext4" "$b"
+	mkdir "$b/lower" "$BATS_TEST_TMPDIR/up/u" "$BATS_TEST_TMPDIR/up/w"
+	track_mount -t overlay overlay \
+		-o "lowerdir=$b/lower,upperdir=$BATS_TEST_TMPDIR/up/u,workdir=$BATS_TEST_TMPDIR/up/w" \
+		"$BATS_TEST_TMPDIR/ovl"
+	make_loop_fs btrfs 256
+	btrfs=$LOOPDEV
+	umount "$MNT"
+	track_mount "$btrfs" "$a"
+	# numbered as another namespace would, and a plain copy
+	awk '{ $1 += 100000; $2 += 100000; print }' /proc/self/mountinfo >"$TAB"
+	cp /proc/self/mountinfo "$BATS_TEST_TMPDIR/copy"
+
+	want="$a: 0 B (dry run) trimmed on $btrfs"$'\n'"$b: 0 B (dry run) trimmed on $ext4"
+	run -0 fstrim -n -I "$TAB"
+	run -0 our_lines <<<"$output"
+	assert_output "$want"
+	run -0 "$FSTRIM_EXT" -n -I "$TAB"
+	run -0 our_lines <<<"$output"
+	assert_output "$want"
+	run -0 "$FSTRIM_EXT" -n -I "$BATS_TEST_TMPDIR/copy"
+	run -0 our_lines <<<"$output"
+	assert_output "$want"
+	# this namespace's table: the mount IDs decide, with the same result
+	run -0 "$FSTRIM_EXT" -n -I /proc/self/mountinfo
+	run -0 our_lines <<<"$output"
+	assert_output "$want"
+}
+
 # A filesystem mounted only through binds of one of its directories (a
 # chroot, a container's volume) is not trimmed: the journal step needs
 # the filesystem's root. fstrim trims it; fstrim-ext names it, always,
