@@ -51,64 +51,52 @@ static int classify(int err, struct journal_result *res)
 	}
 }
 
-static int ext4_checkpoint(int fd, __u32 flags, struct journal_result *res)
-{
-	res->iface = JOURNAL_IFACE_EXT4_CHECKPOINT;
-	if (ioctl(fd, EXT4_IOC_CHECKPOINT, &flags) != 0)
-		return classify(errno, res);
-	return 0;
-}
-
-/* FS_IOC_CHKPT_JRNL has CHKPT_JRNL_DO_ZEROOUT on this kernel */
-static bool zeroout_chkpt_jrnl(void)
-{
-	return audit_ext4_feature(EXT4_FEATURE_CHKPT_JRNL_ZEROOUT);
-}
-
-/* The checkpoint and erase itself, through whichever ioctl the kernel has. */
-static int checkpoint(int fd, enum journal_erase how, bool dry_run,
-		      struct journal_result *res)
+/*
+ * Issue the checkpoint and erase through whichever ioctl the kernel has;
+ * set @iface to the one that answered. Returns 0 or the errno it gave.
+ *
+ * FS_IOC_CHKPT_JRNL is detected by trying it: its own dry run in a dry
+ * run. ENOTTY means the kernel lacks it. Its zeroout flag exists only
+ * where the kernel advertises it (@chkpt_zeroout): the series' first
+ * versions read 0x2 as a dry run.
+ */
+static int erase_ioctl(int fd, enum journal_erase how, bool dry_run, bool chkpt_zeroout,
+		       enum journal_iface *iface)
 {
 	__u32 flags = how == JOURNAL_ERASE_ZEROOUT ? EXT4_IOC_CHECKPOINT_FLAG_ZEROOUT :
 						     EXT4_IOC_CHECKPOINT_FLAG_DISCARD;
 
-	/*
-	 * FS_IOC_CHKPT_JRNL is detected by trying it: its own dry run in a
-	 * dry run. ENOTTY means the kernel lacks it. Its zeroout flag exists
-	 * only where the kernel advertises it: the series' first versions
-	 * read 0x2 as a dry run.
-	 */
-	if (how == JOURNAL_ERASE_DISCARD || zeroout_chkpt_jrnl()) {
+	if (how == JOURNAL_ERASE_DISCARD || chkpt_zeroout) {
 		__u64 chkpt_flags = how == JOURNAL_ERASE_ZEROOUT ? CHKPT_JRNL_DO_ZEROOUT :
 								   CHKPT_JRNL_DO_DISCARD;
 
 		if (dry_run)
-			chkpt_flags |= zeroout_chkpt_jrnl() ? CHKPT_JRNL_DRY_RUN :
-							      CHKPT_JRNL_DRY_RUN_OLD;
-		res->iface = JOURNAL_IFACE_CHKPT_JRNL;
+			chkpt_flags |= chkpt_zeroout ? CHKPT_JRNL_DRY_RUN :
+						       CHKPT_JRNL_DRY_RUN_OLD;
+		*iface = JOURNAL_IFACE_CHKPT_JRNL;
 		if (ioctl(fd, FS_IOC_CHKPT_JRNL, &chkpt_flags) == 0)
 			return 0;
 		if (errno != ENOTTY)
-			return classify(errno, res);
+			return errno;
 	}
 	if (dry_run)
 		flags |= EXT4_IOC_CHECKPOINT_FLAG_DRY_RUN;
-	return ext4_checkpoint(fd, flags, res);
+	*iface = JOURNAL_IFACE_EXT4_CHECKPOINT;
+	return ioctl(fd, EXT4_IOC_CHECKPOINT, &flags) == 0 ? 0 : errno;
 }
 
 /*
  * Read the journal back after the erase, judging only what the erase
  * was to remove: transactions older than @since. Where old blocks still
  * hold data (a device that ignored the discard), erase once more by
- * zeroout (FS_IOC_CHKPT_JRNL's where it has one, else
- * EXT4_IOC_CHECKPOINT's), whose write-zeroes promises zeroes where
- * discard promises nothing, and read back again.
+ * zeroout (through erase_ioctl(), as the erase itself), whose
+ * write-zeroes promises zeroes where discard promises nothing, and read
+ * back again.
  */
 static void verify(int fd, struct audit_journal_dev *jd, uint32_t since,
-		   struct journal_verify *v)
+		   bool chkpt_zeroout, struct journal_verify *v)
 {
-	__u32 flags = EXT4_IOC_CHECKPOINT_FLAG_ZEROOUT;
-	__u64 chkpt_flags = CHKPT_JRNL_DO_ZEROOUT;
+	enum journal_iface iface;
 	struct audit_journal j;
 	int rc;
 
@@ -124,20 +112,17 @@ static void verify(int fd, struct audit_journal_dev *jd, uint32_t since,
 		v->state = JOURNAL_VERIFY_ZERO;
 		return;
 	}
-	if (zeroout_chkpt_jrnl()) {
-		v->redo = "FS_IOC_CHKPT_JRNL ZEROOUT";
-		rc = ioctl(fd, FS_IOC_CHKPT_JRNL, &chkpt_flags);
-	} else {
-		v->redo = "EXT4_IOC_CHECKPOINT ZEROOUT";
-		rc = ioctl(fd, EXT4_IOC_CHECKPOINT, &flags);
+	/* the raw errno: a second erase that cannot run is data left */
+	v->error = erase_ioctl(fd, JOURNAL_ERASE_ZEROOUT, false, chkpt_zeroout, &iface);
+	v->redo = iface == JOURNAL_IFACE_CHKPT_JRNL ? "FS_IOC_CHKPT_JRNL ZEROOUT" :
+						      "EXT4_IOC_CHECKPOINT ZEROOUT";
+	if (!v->error) {
+		if ((rc = audit_journal_sequence(jd, &since)) != 0 ||
+		    (rc = audit_journal_readback_since(jd, since, &j)) != 0)
+			v->error = -rc;
+		else
+			v->left = j.old_blocks;
 	}
-	if (rc != 0)
-		v->error = errno;
-	else if ((rc = audit_journal_sequence(jd, &since)) != 0 ||
-		 (rc = audit_journal_readback_since(jd, since, &j)) != 0)
-		v->error = -rc;
-	else
-		v->left = j.old_blocks;
 	v->state = v->left || v->error ? JOURNAL_VERIFY_DATA_LEFT : JOURNAL_VERIFY_ZEROED;
 }
 
@@ -146,6 +131,7 @@ int journal_erase(int fd, enum journal_erase how, bool dry_run,
 {
 	struct audit_journal_dev *jd = NULL;
 	struct statfs sfs;
+	bool chkpt_zeroout;
 	uint32_t since;
 	int rc, jrc;
 
@@ -198,7 +184,11 @@ int journal_erase(int fd, enum journal_erase how, bool dry_run,
 		return 1;
 	}
 
-	rc = checkpoint(fd, how, dry_run, res);
+	/* FS_IOC_CHKPT_JRNL's zeroout: read once, for the erase and the redo */
+	chkpt_zeroout = audit_ext4_feature(EXT4_FEATURE_CHKPT_JRNL_ZEROOUT);
+	rc = erase_ioctl(fd, how, dry_run, chkpt_zeroout, &res->iface);
+	if (rc)
+		rc = classify(rc, res);
 	if (rc == 0 && !dry_run && v) {
 		if (jrc) {
 			v->state = JOURNAL_VERIFY_UNREAD;
@@ -207,7 +197,7 @@ int journal_erase(int fd, enum journal_erase how, bool dry_run,
 			v->state = JOURNAL_VERIFY_UNREAD;
 			v->error = -jrc;
 		} else {
-			verify(fd, jd, since, v);
+			verify(fd, jd, since, chkpt_zeroout, v);
 		}
 	}
 	audit_journal_close(jd);
