@@ -37,6 +37,8 @@
 #                              puts patch 8, the discard after a replay, in
 #                              every remount of the crash-and-replay tests;
 #                              default none)
+#   FSTRIM_EXT_FSTESTS_MKFS_OPTIONS  fstests' MKFS_OPTIONS, also used for the
+#                              test device ("-O fast_commit"; default none)
 #   FSTRIM_EXT_FSTESTS_VARIANT the kernels' variant (default fstests; empty:
 #                              make check-kernel's, without loop or dm, so
 #                              the tests that need them are not run)
@@ -79,7 +81,9 @@ tap=$builddir/check-fstests.tap
 # crash-and-replay tests of the "log" group that use dm-flakey (fsync, then
 # drop every later write and remount), and the two that replay a
 # dm-log-writes log on ext4 (generic/455: fsx; generic/482: fsstress over
-# dm-thin). FSTRIM_EXT_FSTESTS_TESTS runs others (ext4/quick, generic/log).
+# dm-thin). FSTRIM_EXT_FSTESTS_TESTS runs others: tests, or groups as
+# DIR/GROUP (ext4/quick, generic/log), each made its list of tests from the
+# built tree's DIR/group.list, so that every test has its TAP line.
 default_tests="ext4/900 ext4/050 ext4/048
 generic/034 generic/039 generic/056 generic/059 generic/065 generic/066
 generic/321 generic/322 generic/335 generic/336 generic/341 generic/342
@@ -143,6 +147,29 @@ make -C "$tree" -j"$jobs" > "$tree/build.log" 2>&1 || {
 	die "the fstests build failed"
 }
 
+# expand_tests LIST: LIST with each DIR/GROUP replaced by its tests, in
+# the order of DIR/group.list; a DIR/NUMBER stays as it is.
+expand_tests() {
+	local item grouped out=()
+	for item in $1; do
+		if [[ $item =~ ^[a-z0-9]+/[0-9]+$ ]]; then
+			out+=("$item")
+			continue
+		fi
+		[[ $item == */* && -s $tree/tests/${item%/*}/group.list ]] ||
+			die "$item: neither a test nor a group of a built tests/DIR"
+		grouped=$(sed 's/#.*//' "$tree/tests/${item%/*}/group.list" |
+			awk -v d="${item%/*}" -v g="${item#*/}" '
+				{ for (i = 2; i <= NF; i++) if ($i == g) { print d "/" $1; next } }')
+		[[ -n $grouped ]] || die "$item: no test in that group"
+		# shellcheck disable=SC2206 # one test a word
+		out+=($grouped)
+	done
+	echo "${out[*]}"
+}
+tests=$(expand_tests "$tests")
+stock_tests=$(expand_tests "$stock_tests")
+
 # The probe (for the guest's power-off), once.
 cc=${CC:-cc}
 mkdir -p "$runs" || die "cannot create $runs"
@@ -172,11 +199,13 @@ run_fstests() {
 		export LOGWRITES_DEV=/dev/ubdc
 		export RESULT_BASE=$run/results
 		export MOUNT_OPTIONS='${FSTRIM_EXT_FSTESTS_MOUNT_OPTIONS:-}'
+		export MKFS_OPTIONS='${FSTRIM_EXT_FSTESTS_MKFS_OPTIONS:-}'
 	EOCONFIG
 	cat > "$run/fstests.env" <<-EOENV
 		FSTESTS_DIR='$tree'
 		FSTESTS_RUNDIR='$run'
 		FSTESTS_LIST='$list'
+		FSTESTS_MKFS_OPTIONS='${FSTRIM_EXT_FSTESTS_MKFS_OPTIONS:-}'
 		FSTESTS_PROBE='$runs/chkpt-probe'
 		SOAK_DURATION=$soak
 	EOENV

@@ -23,7 +23,10 @@ if [[ -r "${FSTESTS_ENV:-}" ]]; then
 	echo "fstests: $(uname -r), mkfs.ext4 of the test device; scratch" \
 		"discard_max_bytes $(cat /sys/block/ubdb/queue/discard_max_bytes)," \
 		"MOUNT_OPTIONS $(sed -n 's/^export MOUNT_OPTIONS=//p' "$HOST_OPTIONS")"
-	mkfs.ext4 -q -F /dev/ubda > "$FSTESTS_RUNDIR/mkfs-test.log" 2>&1
+	# shellcheck disable=SC2086 # options, word by word
+	mkfs.ext4 -q -F ${FSTESTS_MKFS_OPTIONS:-} /dev/ubda > "$FSTESTS_RUNDIR/mkfs-test.log" 2>&1
+	echo "fstests: MKFS_OPTIONS ${FSTESTS_MKFS_OPTIONS:-none}; the test device's features:" \
+		"$(dumpe2fs -h /dev/ubda 2>/dev/null | sed -n 's/^Filesystem features: *//p')"
 	cd "$FSTESTS_DIR" || exit 1
 	echo "fstests: ./check $FSTESTS_LIST"
 	# shellcheck disable=SC2086 # a list of test names
