@@ -176,9 +176,11 @@ int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 int audit_ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free *out);
 
 /*
- * Read every directory of @fs for names of removed entries (lib/audit-dirents.c).
- * Returns 0 with @d filled, or -errno.
+ * Read every directory of @fs for names of removed entries (lib/audit-dirents.c),
+ * told to @progress (NULL for none) as the read @what, at each inode of
+ * the inode tables. Returns 0 with @d filled, or -errno.
  */
-int audit_dirents(ext2_filsys fs, struct audit_dirents *d);
+int audit_dirents(ext2_filsys fs, struct audit_dirents *d, const char *what,
+		  const struct audit_progress *progress);
 
 #endif /* FSTRIM_EXT_AUDIT_READ_H */

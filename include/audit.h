@@ -137,10 +137,12 @@ struct audit_result {
 
 /*
  * Read every directory of the ext4 filesystem open at @fd, as the audit
- * does, for names of removed entries left in live directory blocks.
+ * does, for names of removed entries left in live directory blocks; the
+ * read is told to @progress (NULL for none).
  * Returns 0 with @d filled (free it with audit_dirents_free()) or -errno.
  */
-int audit_dirents_fd(int fd, struct audit_dirents *d);
+int audit_dirents_fd(int fd, struct audit_dirents *d,
+		     const struct audit_progress *progress);
 void audit_dirents_free(struct audit_dirents *d);
 
 /*

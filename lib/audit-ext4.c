@@ -380,7 +380,8 @@ int audit_ext4(int fd, struct audit_result *out, const struct audit_progress *pr
 		out->journal.read = rc == 0;
 	}
 
-	rc = audit_dirents(fs, &out->dirents);
+	rc = audit_dirents(fs, &out->dirents,
+			   "audit: reading the directories, inode tables", progress);
 	out->dirents.error = -rc;
 	rc = bitmap_rc ? bitmap_rc :
 			 read_free_space(fd, fs, &out->data, FREE_READ_BUDGET, &out->free,

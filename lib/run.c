@@ -142,14 +142,14 @@ static void warn_remnants(const struct run_opts *opts, int fd, const char *path)
  * back, as --audit does, and fail the filesystem on what is found.
  */
 static void check_names(const struct run_opts *opts, int fd, const char *path,
-			struct fs_result *res)
+			struct fs_result *res, const struct audit_progress *reads)
 {
 	const struct audit_dirents *d = &res->names_check;
 	char why[256];
 	int rc;
 
 	res->names_checked = true;
-	rc = audit_dirents_fd(fd, &res->names_check);
+	rc = audit_dirents_fd(fd, &res->names_check, reads);
 	if (rc) {
 		res->names_check.error = -rc;
 		say(opts, "%s: the directories could not be read back: %s", path,
@@ -460,7 +460,7 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 			if (!opts->dry_run && !opts->audit && !*opts->stop &&
 			    res->journal.iface != JOURNAL_IFACE_BTRFS_SYNC) {
 				warn_remnants(opts, fd, path);
-				check_names(opts, fd, path, res);
+				check_names(opts, fd, path, res, &reads);
 			}
 		} else if (journal_rc == 1 && journal_not_erased(&res->journal)) {
 			/* a journal to erase that was not: never quiet */

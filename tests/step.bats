@@ -529,9 +529,12 @@ run_slowly_in_pty() {
 # The audit's reads and --journal's read back are O_DIRECT pieces of
 # 1 MiB at most: with every pread64 held 0.1 s by strace, the read of a
 # 32 MiB journal and that of the 60 MiB or so of free space each last
-# more than a second, whatever the machine.
+# more than a second, whatever the machine; so does the scan of 30
+# directories, whose blocks libext2fs reads one at a time.
 make_slow_read_fs() {
 	make_loop_fs ext4 96 -b 4096 -J size=32
+	mkdir "$MNT"/dir{1..30}
+	sync -f "$MNT"
 }
 
 # assert_read_line WHAT: $output has the line "PATH: WHAT, X of Y (N%)",
@@ -559,19 +562,20 @@ assert_report_last() {
 }
 
 # bats test_tags=root
-@test "progress: --audit's journal and free-space reads get a line on a terminal, each erased after" {
+@test "progress: --audit's journal, directory and free-space reads get a line on a terminal, each erased after" {
 	require_root
 	require_cmd script strace
 	make_slow_read_fs
 	run_held_in_pty pread64 100000 -- --audit
 	assert_success
 	assert_read_line "audit: reading the journal"
+	assert_read_line "audit: reading the directories, inode tables"
 	assert_read_line "audit: reading free space"
 	assert_report_last "$MNT: audit: nothing found;*"
 }
 
 # bats test_tags=root
-@test "progress: --journal's read back of the journal and of the free space get a line on a terminal, each erased after" {
+@test "progress: --journal's read back of the journal, the free space and the directories get a line on a terminal, each erased after" {
 	require_root
 	require_cmd script strace
 	make_slow_read_fs
@@ -579,6 +583,7 @@ assert_report_last() {
 	assert_success
 	assert_read_line "reading back the journal"
 	assert_read_line "reading back the free space"
+	assert_read_line "reading back the directories, inode tables"
 	assert_report_last "$MNT: *trimmed*"
 }
 
