@@ -50,9 +50,11 @@ void layout_free(struct journal_layout *jl);
 
 /*
  * Count the blocks of the journal at @jl into @j, live and old (the log
- * recovery would replay, or older transactions). Returns 0 or -errno.
+ * recovery would replay, or older transactions); the read is told to
+ * @progress (NULL for none). Returns 0 or -errno.
  */
-int scan_journal(struct journal_layout *jl, ext2_filsys fs, struct audit_journal *j);
+int scan_journal(struct journal_layout *jl, ext2_filsys fs, struct audit_journal *j,
+		 const struct audit_progress *progress);
 
 /* ext4's fast-commit tags (fs/ext4/fast_commit.h): little-endian tag and length */
 #define EXT4_FC_TL_SIZE 4

@@ -49,6 +49,14 @@ int audit_direct_open(const char *path, size_t size, unsigned char **buf);
 bool audit_block_is_zero(const unsigned char *p, size_t len);
 
 /*
+ * Tell @progress (NULL for none) where the read @r stands: @when is
+ * AUDIT_READ_BEGIN before its first piece, AUDIT_READ_PIECE after each,
+ * AUDIT_READ_END once it is over, whatever the outcome.
+ */
+void audit_read_tell(const struct audit_progress *progress, enum audit_read_when when,
+		     const struct audit_read *r);
+
+/*
  * Room for one more element in the array at *@array (a pointer to the
  * array's pointer), which holds @count of @alloc elements of @size bytes:
  * when full, doubled (@first elements at first). Returns 0, or -ENOMEM
@@ -71,7 +79,9 @@ int audit_grow2(void *array1, size_t size1, void *array2, size_t size2, size_t *
  * set found (called with each block read that is not zero, and what it
  * holds; non-zero stops the read), then give audit_spread_extent() each
  * free extent [@z, @s) in blocks, in order, with the device open for
- * O_DIRECT and a READ_CHUNK buffer. @f->read_bytes counts what was read.
+ * O_DIRECT and a READ_CHUNK buffer, then call audit_spread_end().
+ * @f->read_bytes counts what was read; each piece is told to @progress
+ * (NULL for none) as the read @what.
  */
 struct audit_spread {
 	uint64_t bsize, per_chunk, stride, budget;
@@ -81,12 +91,16 @@ struct audit_spread {
 	struct audit_free *f;
 	int (*found)(void *arg, uint64_t blk, const unsigned char *data);
 	void *arg;
+	const struct audit_progress *progress;
+	struct audit_read read;
 };
 
 void audit_spread_init(struct audit_spread *sp, uint64_t bsize, uint64_t budget,
-		       struct audit_free *f);
+		       struct audit_free *f, const char *what,
+		       const struct audit_progress *progress);
 int audit_spread_extent(struct audit_spread *sp, int dev, unsigned char *buf, uint64_t z,
 			uint64_t s);
+void audit_spread_end(struct audit_spread *sp);
 
 /*
  * Blocks found holding data that are kept, with what they held, to be
@@ -130,7 +144,7 @@ errcode_t audit_inode_blocks(ext2_filsys fs, ext2_ino_t ino,
  * (@out->free, @out->btrfs_space, @out->data). Returns 0, or -errno when
  * nothing could be done.
  */
-int audit_btrfs(int fd, struct audit_result *out);
+int audit_btrfs(int fd, struct audit_result *out, const struct audit_progress *progress);
 
 struct audit_btrfs_marks;
 
@@ -139,10 +153,12 @@ struct audit_btrfs_marks;
  * FITRIM over @start, @len with @minlen discards (space of chunks in the
  * range, in free extents of at least @minlen, and device space in no
  * chunk), cut to whole discard granules. *@marks names the sectors that
- * held data, or is NULL. Returns 0 or -errno.
+ * held data, or is NULL. The read is told to @progress (NULL for none).
+ * Returns 0 or -errno.
  */
 int audit_btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			 struct audit_free *out, struct audit_btrfs_marks **marks);
+			 struct audit_free *out, struct audit_btrfs_marks **marks,
+			 const struct audit_progress *progress);
 
 /* btrfs's part of audit_free_recheck(): those still free with the same data. */
 int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *marks, struct audit_free *out);
@@ -153,15 +169,18 @@ void audit_btrfs_marks_free(struct audit_btrfs_marks *marks);
  * The ext4 backend (lib/audit-ext4.c): audit_fs() past the kernel and the
  * device, and ext4's parts of audit_free_readback() and audit_free_recheck().
  */
-int audit_ext4(int fd, struct audit_result *out);
+int audit_ext4(int fd, struct audit_result *out, const struct audit_progress *progress);
 int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			struct audit_free *out, struct audit_free_marks **marks);
+			struct audit_free *out, struct audit_free_marks **marks,
+			const struct audit_progress *progress);
 int audit_ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free *out);
 
 /*
- * Read every directory of @fs for names of removed entries (lib/audit-dirents.c).
- * Returns 0 with @d filled, or -errno.
+ * Read every directory of @fs for names of removed entries (lib/audit-dirents.c),
+ * told to @progress (NULL for none) as the read @what, at each inode of
+ * the inode tables. Returns 0 with @d filled, or -errno.
  */
-int audit_dirents(ext2_filsys fs, struct audit_dirents *d);
+int audit_dirents(ext2_filsys fs, struct audit_dirents *d, const char *what,
+		  const struct audit_progress *progress);
 
 #endif /* FSTRIM_EXT_AUDIT_READ_H */

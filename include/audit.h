@@ -14,6 +14,29 @@
  * with DRY_RUN. On btrfs its free space alone is read (lib/audit-btrfs.c).
  */
 
+/*
+ * A long read of a device (the audit's, a read back), for a progress
+ * line: @done of @total bytes read; or, with @at, a walk that reads only
+ * part of its span, at byte @done of @total.
+ */
+struct audit_read {
+	const char *what; /* "audit: reading free space", ... */
+	uint64_t done, total;
+	bool at;
+};
+
+enum audit_read_when {
+	AUDIT_READ_BEGIN,
+	AUDIT_READ_PIECE, /* after each piece read */
+	AUDIT_READ_END
+};
+
+/* Where the reads are told: @fn, or nowhere when it (or the pointer) is NULL. */
+struct audit_progress {
+	void (*fn)(enum audit_read_when when, const struct audit_read *r, void *arg);
+	void *arg;
+};
+
 /* What a block device offers, from /sys/dev/block/M:m/queue of its disk. */
 struct audit_device {
 	char *path; /* device node; NULL when not found */
@@ -114,10 +137,12 @@ struct audit_result {
 
 /*
  * Read every directory of the ext4 filesystem open at @fd, as the audit
- * does, for names of removed entries left in live directory blocks.
+ * does, for names of removed entries left in live directory blocks; the
+ * read is told to @progress (NULL for none).
  * Returns 0 with @d filled (free it with audit_dirents_free()) or -errno.
  */
-int audit_dirents_fd(int fd, struct audit_dirents *d);
+int audit_dirents_fd(int fd, struct audit_dirents *d,
+		     const struct audit_progress *progress);
 void audit_dirents_free(struct audit_dirents *d);
 
 /*
@@ -137,9 +162,10 @@ bool audit_ext4_feature(const char *name);
  * ext2/3/4 nor btrfs (only @out->kernel and @out->data are filled), or
  * -errno when nothing could be done.
  * Reading the device needs read access to its node; the DRY_RUN probe
- * needs CAP_SYS_ADMIN.
+ * needs CAP_SYS_ADMIN. The long reads (the journal, the free space) are
+ * told to @progress (NULL for none).
  */
-int audit_fs(int fd, struct audit_result *out);
+int audit_fs(int fd, struct audit_result *out, const struct audit_progress *progress);
 
 /*
  * The journal of an ext4 filesystem, opened for the read back of an
@@ -151,15 +177,17 @@ int audit_fs(int fd, struct audit_result *out);
  * sequence from @since on explains it (its descriptor, commit or revoke
  * block, or a copy a descriptor announces), and it held the same bytes
  * in two reads; the rest of the non-zero blocks are @j->live_blocks, what
- * writers committed after the erase. Each returns 0 or -errno (-ENODEV:
- * no journal).
+ * writers committed after the erase; each read of the journal is told
+ * to @progress (NULL for none). Each returns 0 or -errno (-ENODEV: no
+ * journal).
  */
 struct audit_journal_dev;
 int audit_journal_open(int fd, struct audit_journal_dev **jd);
 bool audit_journal_fast_commit(const struct audit_journal_dev *jd);
 int audit_journal_sequence(struct audit_journal_dev *jd, uint32_t *seq);
 int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since,
-				 struct audit_journal *j);
+				 struct audit_journal *j,
+				 const struct audit_progress *progress);
 void audit_journal_close(struct audit_journal_dev *jd);
 
 struct audit_free_marks;
@@ -174,10 +202,12 @@ struct audit_free_marks;
  * data: a device that ignores discard, or blocks freed after FITRIM passed
  * them. With @marks, *@marks is set to those blocks and what they held,
  * for audit_free_recheck(), or to NULL when there are none (free it with
- * audit_free_marks_free()). Returns 0 or -errno.
+ * audit_free_marks_free()). The read is told to @progress (NULL for
+ * none). Returns 0 or -errno.
  */
 int audit_free_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			struct audit_free *out, struct audit_free_marks **marks);
+			struct audit_free *out, struct audit_free_marks **marks,
+			const struct audit_progress *progress);
 
 /*
  * After another commit and FITRIM: read the blocks @marks names again and
@@ -202,11 +232,13 @@ void audit_free_marks_free(struct audit_free_marks *marks);
  * extent grows. Reads them with O_DIRECT, up to @budget bytes:
  * @out->free_bytes is how much there is, @out->read_bytes what was read,
  * @out->nonzero_blocks the blocks with data, which *@marks names (NULL
- * when none) for audit_free_recheck(). Returns 0 or -errno.
+ * when none) for audit_free_recheck(). The read is told to @progress
+ * (NULL for none). Returns 0 or -errno.
  */
 int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 			   uint64_t budget, struct audit_free *out,
-			   struct audit_free_marks **marks);
+			   struct audit_free_marks **marks,
+			   const struct audit_progress *progress);
 
 /*
  * Whether the audit found data that a reader of the device could recover:

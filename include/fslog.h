@@ -32,11 +32,13 @@ enum fslog_type fslog_type(int fd);
  * running transaction and drops the log tree, so that the next FITRIM
  * discards every block the commit freed. On btrfs only discard erases
  * (zeroout is unsupported) and a dry run issues nothing. On ext4, @v
- * receives the journal's read back (journal_erase()). Returns 0, 1 when
- * unsupported (res->unsupported says why), or -errno.
+ * receives the journal's read back (journal_erase()), whose reads are
+ * told to @progress (NULL for none). Returns 0, 1 when unsupported
+ * (res->unsupported says why), or -errno.
  */
 int fslog_journal_step(int fd, enum journal_erase how, bool dry_run,
-		       struct journal_result *res, struct journal_verify *v);
+		       struct journal_result *res, struct journal_verify *v,
+		       const struct audit_progress *progress);
 
 /*
  * Why the journal step cannot run on @fstype, when the ext4 journal is

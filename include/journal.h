@@ -30,6 +30,7 @@ enum journal_unsupported {
 };
 
 struct journal_verify;
+struct audit_progress;
 
 struct journal_result {
 	enum journal_iface iface;
@@ -54,12 +55,14 @@ struct journal_result {
  * the journal is erased once more by zeroout (as above: FS_IOC_CHKPT_JRNL
  * or EXT4_IOC_CHECKPOINT) and read back again; nothing else is tried
  * (no freeze, no write to the device). @v->state says what was found.
+ * Each read of the journal is told to @progress (NULL for none).
  *
  * Returns 0, 1 when unsupported (res->unsupported says why), or -errno:
  * about the erase; the read back is in @v.
  */
 int journal_erase(int fd, enum journal_erase how, bool dry_run,
-		  struct journal_result *res, struct journal_verify *v);
+		  struct journal_result *res, struct journal_verify *v,
+		  const struct audit_progress *progress);
 
 /* What reading the journal back after the erase showed. */
 enum journal_verified {

@@ -22,7 +22,7 @@ struct report_run {
 	struct report_metrics *metrics; /* --metrics: the results so far */
 	bool verbose;
 	bool dry_run;
-	struct timespec begin, drawn; /* the trim's start, the progress line's update */
+	struct timespec begin, drawn; /* the trim's or read's start, the line's update */
 	int width; /* of the progress line on the terminal, 0 when none */
 	bool lost; /* a line, a JSON row or a metric could not be made */
 };
@@ -39,10 +39,12 @@ void report_note(const struct report_run *rr, const char *fmt, ...)
 
 /*
  * run_opts' progress callback, @arg a struct report_run: a line on
- * stderr, redrawn, for a trim that takes more than a second.
+ * stderr, redrawn, for a trim or a long read (the audit's, a read back)
+ * that takes more than a second.
  */
 void report_progress(enum run_progress when, const char *path,
-		     const struct trim_progress *p, void *arg);
+		     const struct trim_progress *p, const struct audit_read *r,
+		     void *arg);
 
 /* What the user reads about a filesystem: lines, or its part of the JSON document. */
 void report_fs(struct report_run *rr, const struct fs_result *res,

@@ -14,11 +14,18 @@
 #include "report-json.h"
 #include "trim.h"
 
-/* When the progress callback is called: before, between and after FITRIM calls. */
+/*
+ * When the progress callback is called: before, between and after FITRIM
+ * calls; before a long read of the device (the audit's reads, the read
+ * backs of --journal), after each of its pieces, and after it.
+ */
 enum run_progress {
 	RUN_TRIM_BEGIN,
 	RUN_TRIM_RANGE,
-	RUN_TRIM_END
+	RUN_TRIM_END,
+	RUN_READ_BEGIN,
+	RUN_READ_PIECE,
+	RUN_READ_END
 };
 
 /* What one filesystem's run needs to know of the caller's options. */
@@ -38,9 +45,13 @@ struct run_opts {
 	 */
 	const volatile sig_atomic_t *stop;
 	int stop_fd;
-	/* NULL for none; @p is NULL at RUN_TRIM_BEGIN */
+	/*
+	 * NULL for none; @p is the trim's, NULL at RUN_TRIM_BEGIN and for
+	 * a read, @r the read's, NULL for the trim
+	 */
 	void (*progress)(enum run_progress when, const char *path,
-			 const struct trim_progress *p, void *arg);
+			 const struct trim_progress *p, const struct audit_read *r,
+			 void *arg);
 	/* what a person should read about the filesystem, one message a call */
 	void (*message)(void *arg, const char *fmt, va_list ap)
 		__attribute__((format(printf, 2, 0)));

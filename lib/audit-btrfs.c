@@ -398,10 +398,11 @@ static int found_sector(void *arg, uint64_t sector, const unsigned char *data)
  * Read the free ranges with O_DIRECT and count the sectors that are not
  * zero, as the ext4 audit reads its free blocks: all of it up to @budget
  * bytes, beyond that 1 MiB pieces spread evenly. With @marks, note those
- * sectors and what they held.
+ * sectors and what they held. Told to @progress as the read @what.
  */
 static int read_free(struct bt_fs *bt, uint64_t budget, struct audit_free *f,
-		     struct audit_btrfs_marks *marks)
+		     struct audit_btrfs_marks *marks, const char *what,
+		     const struct audit_progress *progress)
 {
 	uint64_t bsize = bt->sectorsize;
 	struct bt_found found = { .f = f, .marks = marks, .bsize = bsize };
@@ -413,7 +414,7 @@ static int read_free(struct bt_fs *bt, uint64_t budget, struct audit_free *f,
 	f->free_bytes = 0;
 	for (i = 0; i < bt->nfree; i++)
 		f->free_bytes += bt->free[i].len / bsize * bsize;
-	audit_spread_init(&sp, bsize, budget, f);
+	audit_spread_init(&sp, bsize, budget, f, what, progress);
 	sp.found = found_sector;
 	sp.arg = &found;
 
@@ -423,8 +424,10 @@ static int read_free(struct bt_fs *bt, uint64_t budget, struct audit_free *f,
 		unsigned char *buf = NULL;
 		int dev = audit_direct_open(bt->dev[d].path, READ_CHUNK, &buf);
 
-		if (dev < 0)
-			return dev;
+		if (dev < 0) {
+			rc = dev;
+			break;
+		}
 		found.dev = d;
 		for (; i < bt->nfree && bt->free[i].dev == d && !rc; i++) {
 			const struct bt_range *r = &bt->free[i];
@@ -437,6 +440,7 @@ static int read_free(struct bt_fs *bt, uint64_t budget, struct audit_free *f,
 		close(dev);
 		free(buf);
 	}
+	audit_spread_end(&sp);
 	return rc;
 }
 
@@ -563,13 +567,14 @@ static int bt_load(struct bt_fs *bt, struct audit_device *data)
 	return rc;
 }
 
-int audit_btrfs(int fd, struct audit_result *out)
+int audit_btrfs(int fd, struct audit_result *out, const struct audit_progress *progress)
 {
 	struct bt_fs bt = { .fd = fd, .out = &out->btrfs_space };
 	int rc = bt_load(&bt, &out->data);
 
 	if (!rc)
-		rc = read_free(&bt, FREE_READ_BUDGET, &out->free, NULL);
+		rc = read_free(&bt, FREE_READ_BUDGET, &out->free, NULL,
+			       "audit: reading free space", progress);
 	out->free.error = -rc;
 	out->free.read = rc == 0;
 	bt_free(&bt);
@@ -577,7 +582,8 @@ int audit_btrfs(int fd, struct audit_result *out)
 }
 
 int audit_btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			 struct audit_free *out, struct audit_btrfs_marks **marks)
+			 struct audit_free *out, struct audit_btrfs_marks **marks,
+			 const struct audit_progress *progress)
 {
 	struct audit_btrfs space = { 0 };
 	struct bt_fs bt = { .fd = fd,
@@ -596,7 +602,8 @@ int audit_btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 		return -ENOMEM;
 	rc = bt_load(&bt, NULL);
 	if (!rc)
-		rc = read_free(&bt, FREE_READ_BUDGET, out, m);
+		rc = read_free(&bt, FREE_READ_BUDGET, out, m,
+			       "reading back the free space", progress);
 	out->read = rc == 0;
 	bt_free(&bt);
 	if (rc || !m->count) {

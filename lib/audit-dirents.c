@@ -291,9 +291,16 @@ static errcode_t walk_dir(struct dir_scan *scan, ext2_ino_t ino)
 	return audit_inode_blocks(scan->fs, ino, read_dir_block, scan);
 }
 
-int audit_dirents(ext2_filsys fs, struct audit_dirents *d)
+int audit_dirents(ext2_filsys fs, struct audit_dirents *d, const char *what,
+		  const struct audit_progress *progress)
 {
 	struct dir_scan scan = { .fs = fs, .d = d };
+	/* where the scan is in the inode tables, which it reads in order */
+	struct audit_read read = {
+		.what = what,
+		.total = (uint64_t)fs->super->s_inodes_count * EXT2_INODE_SIZE(fs->super),
+		.at = true,
+	};
 	struct ext2_inode inode;
 	ext2_inode_scan iscan;
 	ext2_ino_t ino;
@@ -306,6 +313,7 @@ int audit_dirents(ext2_filsys fs, struct audit_dirents *d)
 		free(scan.buf);
 		return -EIO;
 	}
+	audit_read_tell(progress, AUDIT_READ_BEGIN, &read);
 	for (;;) {
 		errcode_t err = ext2fs_get_next_inode(iscan, &ino, &inode);
 
@@ -322,6 +330,8 @@ int audit_dirents(ext2_filsys fs, struct audit_dirents *d)
 		}
 		if (!ino)
 			break;
+		read.done = (uint64_t)ino * EXT2_INODE_SIZE(fs->super);
+		audit_read_tell(progress, AUDIT_READ_PIECE, &read);
 		if (!LINUX_S_ISDIR(inode.i_mode) || !inode.i_links_count || inode.i_dtime)
 			continue;
 		d->directories++;
@@ -358,6 +368,7 @@ int audit_dirents(ext2_filsys fs, struct audit_dirents *d)
 			break;
 	}
 	ext2fs_close_inode_scan(iscan);
+	audit_read_tell(progress, AUDIT_READ_END, &read);
 	if (!rc && (d->unwalked || d->unread_inodes))
 		rc = -EUCLEAN;
 	names_free(&scan.live);
@@ -367,7 +378,8 @@ int audit_dirents(ext2_filsys fs, struct audit_dirents *d)
 	return rc;
 }
 
-int audit_dirents_fd(int fd, struct audit_dirents *d)
+int audit_dirents_fd(int fd, struct audit_dirents *d,
+		     const struct audit_progress *progress)
 {
 	struct audit_device dev = { 0 };
 	ext2_filsys fs = NULL;
@@ -386,7 +398,7 @@ int audit_dirents_fd(int fd, struct audit_dirents *d)
 	free(dev.path);
 	if (err)
 		return err < 4096 ? -(int)err : -EUCLEAN;
-	rc = audit_dirents(fs, d);
+	rc = audit_dirents(fs, d, "reading back the directories, inode tables", progress);
 	d->error = -rc;
 	ext2fs_close_free(&fs);
 	return rc;

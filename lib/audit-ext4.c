@@ -263,7 +263,8 @@ static int found_free_block(void *arg, uint64_t blk, const unsigned char *data)
  * evenly over the free space, and the audit says how much it read.
  */
 static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *data,
-			   uint64_t budget, struct audit_free *f)
+			   uint64_t budget, struct audit_free *f,
+			   const struct audit_progress *progress)
 {
 	const char *devpath = data->path;
 	uint64_t bsize = fs->blocksize;
@@ -285,13 +286,12 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 		f->free_bytes += (s - z) * bsize;
 		b = s;
 	}
-	audit_spread_init(&sp, bsize, budget, f);
-	sp.found = found_free_block;
-	sp.arg = &found;
-
 	dev = audit_direct_open(devpath, READ_CHUNK, &buf);
 	if (dev < 0)
 		return dev;
+	audit_spread_init(&sp, bsize, budget, f, "audit: reading free space", progress);
+	sp.found = found_free_block;
+	sp.arg = &found;
 	for (blk64_t b = start; b < end && !rc;) {
 		blk64_t z, s;
 
@@ -302,6 +302,7 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 		rc = audit_spread_extent(&sp, dev, buf, z, s);
 		b = s;
 	}
+	audit_spread_end(&sp);
 	free(buf);
 	close(dev);
 	if (!rc)
@@ -334,7 +335,7 @@ static void audit_free_space(struct audit_result *out, unsigned int blocksize)
  * The ext4 part of audit_fs(), after the kernel and the device: the
  * journal, the directories and the free space.
  */
-int audit_ext4(int fd, struct audit_result *out)
+int audit_ext4(int fd, struct audit_result *out, const struct audit_progress *progress)
 {
 	ext2_filsys fs = NULL;
 	errcode_t err;
@@ -373,17 +374,18 @@ int audit_ext4(int fd, struct audit_result *out)
 				     -ENOMEM;
 		}
 		if (!rc)
-			rc = scan_journal(&jl, fs, &out->journal);
+			rc = scan_journal(&jl, fs, &out->journal, progress);
 		layout_free(&jl);
 		out->journal.error = -rc;
 		out->journal.read = rc == 0;
 	}
 
-	rc = audit_dirents(fs, &out->dirents);
+	rc = audit_dirents(fs, &out->dirents,
+			   "audit: reading the directories, inode tables", progress);
 	out->dirents.error = -rc;
-	rc = bitmap_rc ?
-		     bitmap_rc :
-		     read_free_space(fd, fs, &out->data, FREE_READ_BUDGET, &out->free);
+	rc = bitmap_rc ? bitmap_rc :
+			 read_free_space(fd, fs, &out->data, FREE_READ_BUDGET, &out->free,
+					 progress);
 	out->free.error = -rc;
 	out->free.read = rc == 0;
 	out->free.block_size = fs->blocksize;
@@ -394,8 +396,8 @@ int audit_ext4(int fd, struct audit_result *out)
 
 /*
  * A read back of free space on the filesystem open at @fd: its device,
- * libext2fs on it, an O_DIRECT descriptor and buffer, and the blocks found
- * holding data.
+ * libext2fs on it, an O_DIRECT descriptor and buffer, the blocks found
+ * holding data, and where the read is told.
  */
 struct free_reader {
 	struct audit_device dev;
@@ -403,14 +405,19 @@ struct free_reader {
 	int devfd;
 	unsigned char *buf;
 	struct block_list found;
+	const struct audit_progress *progress;
+	struct audit_read read; /* at the block read last, of the span's end */
 };
 
-static int free_reader_open(struct free_reader *r, int fd, struct audit_free *out)
+static int free_reader_open(struct free_reader *r, int fd, struct audit_free *out,
+			    const char *what, const struct audit_progress *progress)
 {
 	struct stat st;
 
 	memset(r, 0, sizeof(*r));
 	r->devfd = -1;
+	r->progress = progress;
+	r->read = (struct audit_read){ .what = what, .at = true };
 	memset(out, 0, sizeof(*out));
 	if (fstat(fd, &st) != 0)
 		return -errno;
@@ -426,12 +433,15 @@ static int free_reader_open(struct free_reader *r, int fd, struct audit_free *ou
 }
 
 /*
- * Keep of what @r found the blocks still free, hand them to *@marks (when
- * asked and there are any), release the rest. Returns @rc.
+ * End the read free_reader_begin() began, keep of what @r found the
+ * blocks still free, hand them to *@marks (when asked and there are
+ * any), release the rest. Returns @rc.
  */
 static int free_reader_close(struct free_reader *r, int rc, struct audit_free *out,
 			     struct audit_free_marks **marks)
 {
+	if (r->read.total)
+		audit_read_tell(r->progress, AUDIT_READ_END, &r->read);
 	if (!rc)
 		out->nonzero_blocks = still_free(r->dev.path, &r->found) + r->found.over;
 	if (!rc && r->found.count && marks) {
@@ -482,6 +492,14 @@ static void trim_span(ext2_filsys fs, uint64_t start, uint64_t len, blk64_t *fir
 		*end = *first + len / bsize;
 }
 
+/* The read through [@first, @end) in blocks begins; free_reader_close() ends it. */
+static void free_reader_begin(struct free_reader *r, blk64_t first, blk64_t end)
+{
+	r->read.done = first * r->fs->blocksize;
+	r->read.total = end * r->fs->blocksize;
+	audit_read_tell(r->progress, AUDIT_READ_BEGIN, &r->read);
+}
+
 /* Read [@z, @hi) in pieces, marking the blocks with data. */
 static int read_marking(struct free_reader *r, blk64_t z, blk64_t hi, uint64_t budget,
 			struct audit_free *out)
@@ -503,6 +521,8 @@ static int read_marking(struct free_reader *r, blk64_t z, blk64_t hi, uint64_t b
 		if (got != (ssize_t)(n * bsize))
 			return got < 0 ? -errno : -EIO;
 		out->read_bytes += n * bsize;
+		r->read.done = (z + n) * bsize;
+		audit_read_tell(r->progress, AUDIT_READ_PIECE, &r->read);
 		for (k = 0; k < n; k++) {
 			int rc;
 
@@ -519,7 +539,8 @@ static int read_marking(struct free_reader *r, blk64_t z, blk64_t hi, uint64_t b
 
 /* ext4's part of audit_free_readback(). */
 int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			struct audit_free *out, struct audit_free_marks **marks)
+			struct audit_free *out, struct audit_free_marks **marks,
+			const struct audit_progress *progress)
 {
 	struct alloc_free w = { 0 };
 	struct free_reader r;
@@ -528,13 +549,14 @@ int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	ext2_filsys fs;
 	int rc;
 
-	rc = free_reader_open(&r, fd, out);
+	rc = free_reader_open(&r, fd, out, "reading back the free space", progress);
 	if (rc)
 		return free_reader_close(&r, rc, out, NULL);
 	fs = r.fs;
 	bsize = fs->blocksize;
 	gran = trim_minimum(&r, minlen);
 	trim_span(fs, start, len, &first, &end);
+	free_reader_begin(&r, first, end);
 	/* the extents FITRIM discarded: the allocator's, not the disk's bitmap (struct alloc_free) */
 	rc = alloc_free_open(&w, fd, fs);
 	while (!rc && (rc = alloc_free_next(&w, &z, &e)) == 0) {
@@ -564,7 +586,8 @@ int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 
 int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 			   uint64_t budget, struct audit_free *out,
-			   struct audit_free_marks **marks)
+			   struct audit_free_marks **marks,
+			   const struct audit_progress *progress)
 {
 	struct alloc_free w = { 0 };
 	blk64_t a = 0, b = 0, pos, end;
@@ -574,7 +597,8 @@ int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 	int rc;
 
 	*marks = NULL;
-	rc = free_reader_open(&r, fd, out);
+	rc = free_reader_open(&r, fd, out, "reading the free space FITRIM cannot reach",
+			      progress);
 	if (!rc)
 		rc = ext2fs_read_block_bitmap(r.fs) ? -EIO : 0;
 	if (!rc)
@@ -583,6 +607,7 @@ int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 		return free_reader_close(&r, rc, out, NULL);
 	gran = trim_minimum(&r, minlen);
 	trim_span(r.fs, start, len, &pos, &end);
+	free_reader_begin(&r, pos, end);
 	/*
 	 * The disk's free runs, less the allocator's free extents that
 	 * FITRIM discards: those at least its minimum long.

@@ -65,7 +65,7 @@ static void audit_kernel(int fd, bool ext4, struct audit_kernel *k)
 
 /* ---- the whole ---------------------------------------------------------- */
 
-int audit_fs(int fd, struct audit_result *out)
+int audit_fs(int fd, struct audit_result *out, const struct audit_progress *progress)
 {
 	struct statfs sfs;
 	struct stat st;
@@ -77,12 +77,12 @@ int audit_fs(int fd, struct audit_result *out)
 	out->btrfs = sfs.f_type == BTRFS_SUPER_MAGIC;
 	audit_kernel(fd, out->ext4, &out->kernel);
 	if (out->btrfs)
-		return audit_btrfs(fd, out);
+		return audit_btrfs(fd, out, progress);
 	if (major(st.st_dev))
 		audit_describe_device(st.st_dev, &out->data);
 	if (!out->ext4)
 		return 1;
-	return audit_ext4(fd, out);
+	return audit_ext4(fd, out, progress);
 }
 
 void audit_free_marks_free(struct audit_free_marks *marks)
@@ -97,10 +97,11 @@ void audit_free_marks_free(struct audit_free_marks *marks)
 
 /* btrfs: all of what FITRIM discarded, as on ext4 */
 static int readback_btrfs(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			  struct audit_free *out, struct audit_free_marks **marks)
+			  struct audit_free *out, struct audit_free_marks **marks,
+			  const struct audit_progress *progress)
 {
 	struct audit_btrfs_marks *bm = NULL;
-	int rc = audit_btrfs_readback(fd, start, len, minlen, out, &bm);
+	int rc = audit_btrfs_readback(fd, start, len, minlen, out, &bm, progress);
 
 	if (rc || !bm || !marks) {
 		audit_btrfs_marks_free(bm);
@@ -116,15 +117,16 @@ static int readback_btrfs(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 }
 
 int audit_free_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			struct audit_free *out, struct audit_free_marks **marks)
+			struct audit_free *out, struct audit_free_marks **marks,
+			const struct audit_progress *progress)
 {
 	struct statfs sfs;
 
 	if (marks)
 		*marks = NULL;
 	if (fstatfs(fd, &sfs) == 0 && sfs.f_type == BTRFS_SUPER_MAGIC)
-		return readback_btrfs(fd, start, len, minlen, out, marks);
-	return audit_ext4_readback(fd, start, len, minlen, out, marks);
+		return readback_btrfs(fd, start, len, minlen, out, marks, progress);
+	return audit_ext4_readback(fd, start, len, minlen, out, marks, progress);
 }
 
 int audit_free_recheck(int fd, struct audit_free_marks *marks, struct audit_free *out)

@@ -326,10 +326,12 @@ static int read_layout_sb(int dev, struct journal_layout *jl, unsigned char *buf
  * read can show journal blocks the erase already removed (the jbd2
  * off-by-one of Linux 6.1.y) or hide blocks a discard left readable.
  */
-int scan_journal(struct journal_layout *jl, ext2_filsys fs, struct audit_journal *j)
+int scan_journal(struct journal_layout *jl, ext2_filsys fs, struct audit_journal *j,
+		 const struct audit_progress *progress)
 {
 	unsigned char *buf = NULL, *big = NULL, *cls = NULL, *nonzero = NULL;
 	uint32_t blk, since, pending = UINT32_MAX;
+	struct audit_read read = { .what = "audit: reading the journal" };
 	int dev, rc;
 
 	dev = audit_direct_open(
@@ -355,6 +357,10 @@ int scan_journal(struct journal_layout *jl, ext2_filsys fs, struct audit_journal
 	since = jl->sequence;
 	j->block_size = jl->bsize;
 	j->blocks = j->nonzero_blocks = j->live_blocks = j->old_blocks = 0;
+	if (!rc) {
+		read.total = (uint64_t)(jl->maxlen - jl->first) * jl->bsize;
+		audit_read_tell(progress, AUDIT_READ_BEGIN, &read);
+	}
 	for (blk = jl->first; !rc && blk < jl->maxlen;) {
 		uint32_t n = 1, k;
 		ssize_t got;
@@ -378,7 +384,11 @@ int scan_journal(struct journal_layout *jl, ext2_filsys fs, struct audit_journal
 			else if (blk >= jl->last) /* 1 is JBLOCK_LIVE */
 				audit_fc_explain(b, jl->bsize, blk, since, &pending, cls);
 		}
+		read.done = (uint64_t)(blk - jl->first) * jl->bsize;
+		audit_read_tell(progress, AUDIT_READ_PIECE, &read);
 	}
+	if (read.total)
+		audit_read_tell(progress, AUDIT_READ_END, &read);
 	/*
 	 * Walk the log after the read: a commit during the read wrote at the
 	 * head of the log, which the walk now covers, so that a block it
@@ -675,18 +685,28 @@ static void explain_header(const struct journal_layout *jl, const unsigned char 
 	}
 }
 
-/* Read the journal from its first log block to its end once, into @p. */
+/*
+ * Read the journal from its first log block to its end once, into @p;
+ * told to @progress (NULL for none) as the read @what.
+ */
 static int read_pass(struct audit_journal_dev *jd, uint32_t since, unsigned char *big,
-		     struct journal_pass *p)
+		     struct journal_pass *p, const char *what,
+		     const struct audit_progress *progress)
 {
 	const struct journal_layout *jl = &jd->jl;
 	uint32_t blk, k, pending = UINT32_MAX;
+	struct audit_read read = {
+		.what = what,
+		.total = (uint64_t)(jl->maxlen - jl->first) * jl->bsize,
+	};
+	int rc = 0;
 
 	p->nonzero = calloc(jl->maxlen, 1);
 	p->explained = calloc(jl->maxlen, 1);
 	p->hash = calloc(jl->maxlen, sizeof(*p->hash));
 	if (!p->nonzero || !p->explained || !p->hash)
 		return -ENOMEM;
+	audit_read_tell(progress, AUDIT_READ_BEGIN, &read);
 	for (blk = jl->first; blk < jl->maxlen;) {
 		uint32_t n = 1;
 		ssize_t got;
@@ -696,8 +716,10 @@ static int read_pass(struct audit_journal_dev *jd, uint32_t since, unsigned char
 			n++;
 		got = pread(jd->dev, big, (size_t)n * jl->bsize,
 			    (off_t)(jl->phys[blk] * jl->bsize));
-		if (got != (ssize_t)n * jl->bsize)
-			return got < 0 ? -errno : -EIO;
+		if (got != (ssize_t)n * jl->bsize) {
+			rc = got < 0 ? -errno : -EIO;
+			break;
+		}
 		for (k = 0; k < n; k++, blk++) {
 			const unsigned char *b = big + (size_t)k * jl->bsize;
 
@@ -713,12 +735,16 @@ static int read_pass(struct audit_journal_dev *jd, uint32_t since, unsigned char
 			else
 				explain_header(jl, b, blk, since, p->explained);
 		}
+		read.done = (uint64_t)(blk - jl->first) * jl->bsize;
+		audit_read_tell(progress, AUDIT_READ_PIECE, &read);
 	}
-	return 0;
+	audit_read_tell(progress, AUDIT_READ_END, &read);
+	return rc;
 }
 
 int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since,
-				 struct audit_journal *j)
+				 struct audit_journal *j,
+				 const struct audit_progress *progress)
 {
 	const struct journal_layout *jl = &jd->jl;
 	struct journal_pass one = { 0 }, two = { 0 };
@@ -730,7 +756,7 @@ int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since,
 	memset(j, 0, sizeof(*j));
 	if (posix_memalign((void **)&big, DIRECT_ALIGN, READ_CHUNK))
 		return -ENOMEM;
-	rc = read_pass(jd, since, big, &one);
+	rc = read_pass(jd, since, big, &one, "reading back the journal", progress);
 	for (blk = jl->first; !rc && blk < jl->maxlen; blk++)
 		unexplained += one.nonzero[blk] && !one.explained[blk];
 	/*
@@ -740,7 +766,8 @@ int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since,
 	 * from @since on explains it either time.
 	 */
 	if (!rc && unexplained)
-		rc = read_pass(jd, since, big, &two);
+		rc = read_pass(jd, since, big, &two, "reading back the journal again",
+			       progress);
 	for (blk = jl->first; !rc && blk < jl->maxlen; blk++) {
 		j->blocks++;
 		if (!one.nonzero[blk])

@@ -79,6 +79,13 @@ bool audit_block_is_zero(const unsigned char *p, size_t len)
 	return true;
 }
 
+void audit_read_tell(const struct audit_progress *progress, enum audit_read_when when,
+		     const struct audit_read *r)
+{
+	if (progress && progress->fn)
+		progress->fn(when, r, progress->arg);
+}
+
 int audit_direct_open(const char *path, size_t size, unsigned char **buf)
 {
 	int dev = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
@@ -116,7 +123,8 @@ void blocks_free(struct block_list *l)
 }
 
 void audit_spread_init(struct audit_spread *sp, uint64_t bsize, uint64_t budget,
-		       struct audit_free *f)
+		       struct audit_free *f, const char *what,
+		       const struct audit_progress *progress)
 {
 	memset(sp, 0, sizeof(*sp));
 	sp->bsize = bsize;
@@ -129,6 +137,17 @@ void audit_spread_init(struct audit_spread *sp, uint64_t bsize, uint64_t budget,
 			       f->free_bytes / bsize / (budget / READ_CHUNK);
 	if (sp->stride < sp->per_chunk)
 		sp->stride = sp->per_chunk;
+	sp->progress = progress;
+	sp->read = (struct audit_read){
+		.what = what,
+		.total = sp->all ? f->free_bytes : budget,
+	};
+	audit_read_tell(progress, AUDIT_READ_BEGIN, &sp->read);
+}
+
+void audit_spread_end(struct audit_spread *sp)
+{
+	audit_read_tell(sp->progress, AUDIT_READ_END, &sp->read);
 }
 
 int audit_spread_extent(struct audit_spread *sp, int dev, unsigned char *buf, uint64_t z,
@@ -152,6 +171,8 @@ int audit_spread_extent(struct audit_spread *sp, int dev, unsigned char *buf, ui
 		if (got != (ssize_t)(n * bsize))
 			return got < 0 ? -errno : -EIO;
 		f->read_bytes += n * bsize;
+		sp->read.done = f->read_bytes;
+		audit_read_tell(sp->progress, AUDIT_READ_PIECE, &sp->read);
 		for (k = 0; k < n && !rc; k++)
 			if (!audit_block_is_zero(buf + k * bsize, bsize))
 				rc = sp->found(sp->arg, at + k, buf + k * bsize);

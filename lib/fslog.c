@@ -57,11 +57,12 @@ static int btrfs_commit(int fd, enum journal_erase how, bool dry_run,
 }
 
 int fslog_journal_step(int fd, enum journal_erase how, bool dry_run,
-		       struct journal_result *res, struct journal_verify *v)
+		       struct journal_result *res, struct journal_verify *v,
+		       const struct audit_progress *progress)
 {
 	if (fslog_type(fd) == FSLOG_BTRFS)
 		return btrfs_commit(fd, how, dry_run, res);
-	return journal_erase(fd, how, dry_run, res, v);
+	return journal_erase(fd, how, dry_run, res, v, progress);
 }
 
 const char *fslog_unsupported_reason(const char *fstype)

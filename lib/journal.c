@@ -91,16 +91,17 @@ static int erase_ioctl(int fd, enum journal_erase how, bool dry_run, bool chkpt_
  * hold data (a device that ignored the discard), erase once more by
  * zeroout (through erase_ioctl(), as the erase itself), whose
  * write-zeroes promises zeroes where discard promises nothing, and read
- * back again.
+ * back again; each read told to @progress.
  */
 static void verify(int fd, struct audit_journal_dev *jd, uint32_t since,
-		   bool chkpt_zeroout, struct journal_verify *v)
+		   bool chkpt_zeroout, struct journal_verify *v,
+		   const struct audit_progress *progress)
 {
 	enum journal_iface iface;
 	struct audit_journal j;
 	int rc;
 
-	rc = audit_journal_readback_since(jd, since, &j);
+	rc = audit_journal_readback_since(jd, since, &j, progress);
 	if (rc) {
 		v->state = JOURNAL_VERIFY_UNREAD;
 		v->error = -rc;
@@ -118,7 +119,7 @@ static void verify(int fd, struct audit_journal_dev *jd, uint32_t since,
 						      "EXT4_IOC_CHECKPOINT ZEROOUT";
 	if (!v->error) {
 		if ((rc = audit_journal_sequence(jd, &since)) != 0 ||
-		    (rc = audit_journal_readback_since(jd, since, &j)) != 0)
+		    (rc = audit_journal_readback_since(jd, since, &j, progress)) != 0)
 			v->error = -rc;
 		else
 			v->left = j.old_blocks;
@@ -127,7 +128,8 @@ static void verify(int fd, struct audit_journal_dev *jd, uint32_t since,
 }
 
 int journal_erase(int fd, enum journal_erase how, bool dry_run,
-		  struct journal_result *res, struct journal_verify *v)
+		  struct journal_result *res, struct journal_verify *v,
+		  const struct audit_progress *progress)
 {
 	struct audit_journal_dev *jd = NULL;
 	struct statfs sfs;
@@ -197,7 +199,7 @@ int journal_erase(int fd, enum journal_erase how, bool dry_run,
 			v->state = JOURNAL_VERIFY_UNREAD;
 			v->error = -jrc;
 		} else {
-			verify(fd, jd, since, chkpt_zeroout, v);
+			verify(fd, jd, since, chkpt_zeroout, v, progress);
 		}
 	}
 	audit_journal_close(jd);

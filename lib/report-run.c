@@ -47,43 +47,67 @@ static double seconds_since(const struct timespec *t)
 	       (double)(now.tv_nsec - t->tv_nsec) / 1e9;
 }
 
-/* Like e2fsck -C: only for a filesystem that takes more than a second. */
+/* The trim's line; returns its width. */
+static int draw_trim(const struct report_run *rr, const char *path,
+		     const struct trim_progress *p)
+{
+	char pos[SIZE_HUMAN_MAX], end[SIZE_HUMAN_MAX], done[SIZE_HUMAN_MAX];
+	uint64_t span = p->end - p->start;
+
+	if (p->one_call)
+		/* xfs, btrfs, --step 0: the kernel tells nothing until the call ends */
+		return fprintf(stderr, "\r%s: trimming in one FITRIM call, %.0f s", path,
+			       seconds_since(&rr->begin)) -
+		       1;
+	return fprintf(stderr, "\r%s: trimming at %s of %s (%u%%), %s discarded", path,
+		       size_to_human(p->pos, pos, sizeof(pos)),
+		       size_to_human(p->end, end, sizeof(end)),
+		       span ? (unsigned int)((p->pos - p->start) * 100.0 / (double)span) :
+			      100,
+		       size_to_human(p->trimmed, done, sizeof(done))) -
+	       1;
+}
+
+/* A long read's line ("PATH: WHAT, X of Y (N%)"); returns its width. */
+static int draw_read(const char *path, const struct audit_read *r)
+{
+	char done[SIZE_HUMAN_MAX], total[SIZE_HUMAN_MAX];
+
+	return fprintf(stderr, "\r%s: %s%s %s of %s (%u%%)", path, r->what,
+		       r->at ? " at" : ",", size_to_human(r->done, done, sizeof(done)),
+		       size_to_human(r->total, total, sizeof(total)),
+		       r->total ? (unsigned int)(r->done * 100.0 / (double)r->total) :
+				  100) -
+	       1;
+}
+
+/*
+ * Like e2fsck -C: only for a trim or a read that takes more than a
+ * second, at most five times a second, erased at its end.
+ */
 void report_progress(enum run_progress when, const char *path,
-		     const struct trim_progress *p, void *arg)
+		     const struct trim_progress *p, const struct audit_read *r, void *arg)
 {
 	struct report_run *rr = arg;
-	char pos[SIZE_HUMAN_MAX], end[SIZE_HUMAN_MAX], done[SIZE_HUMAN_MAX];
-	uint64_t span;
+	bool more;
 	int width;
 
-	if (when == RUN_TRIM_BEGIN) {
+	if (when == RUN_TRIM_BEGIN || when == RUN_READ_BEGIN) {
 		clock_gettime(CLOCK_MONOTONIC, &rr->begin);
 		return;
 	}
-	if (when == RUN_TRIM_END) {
+	if (when == RUN_TRIM_END || when == RUN_READ_END) {
 		if (rr->width)
 			fprintf(stderr, "\r%*s\r", rr->width, "");
 		rr->width = 0;
 		return;
 	}
+	/* the last update is always drawn */
+	more = when == RUN_TRIM_RANGE ? p->pos < p->end : r->done < r->total;
 	if (seconds_since(&rr->begin) < 1.0 ||
-	    (rr->width && p->pos < p->end && seconds_since(&rr->drawn) < 0.2))
+	    (rr->width && more && seconds_since(&rr->drawn) < 0.2))
 		return;
-	span = p->end - p->start;
-	if (p->one_call)
-		/* xfs, btrfs, --step 0: the kernel tells nothing until the call ends */
-		width = fprintf(stderr, "\r%s: trimming in one FITRIM call, %.0f s", path,
-				seconds_since(&rr->begin)) -
-			1;
-	else
-		width = fprintf(stderr, "\r%s: trimming at %s of %s (%u%%), %s discarded",
-				path, size_to_human(p->pos, pos, sizeof(pos)),
-				size_to_human(p->end, end, sizeof(end)),
-				span ? (unsigned int)((p->pos - p->start) * 100.0 /
-						      (double)span) :
-				       100,
-				size_to_human(p->trimmed, done, sizeof(done))) -
-			1;
+	width = when == RUN_TRIM_RANGE ? draw_trim(rr, path, p) : draw_read(path, r);
 	if (width < rr->width)
 		fprintf(stderr, "%*s", rr->width - width, "");
 	if (width > rr->width)

@@ -46,18 +46,32 @@ static int worse(int a, int b)
 	return a > b ? a : b;
 }
 
-struct trim_run {
+/* What the progress callbacks of lib/trim and of the audit's reads need. */
+struct progress_run {
 	const struct run_opts *opts;
 	const char *path;
 };
 
 static bool after_range(const struct trim_progress *p, void *arg)
 {
-	const struct trim_run *run = arg;
+	const struct progress_run *run = arg;
 
 	if (run->opts->progress)
-		run->opts->progress(RUN_TRIM_RANGE, run->path, p, run->opts->arg);
+		run->opts->progress(RUN_TRIM_RANGE, run->path, p, NULL, run->opts->arg);
 	return *run->opts->stop != 0;
+}
+
+/* A long read of the device, told as the trim is. */
+static void read_step(enum audit_read_when when, const struct audit_read *r, void *arg)
+{
+	static const enum run_progress run_when[] = {
+		[AUDIT_READ_BEGIN] = RUN_READ_BEGIN,
+		[AUDIT_READ_PIECE] = RUN_READ_PIECE,
+		[AUDIT_READ_END] = RUN_READ_END,
+	};
+	const struct progress_run *run = arg;
+
+	run->opts->progress(run_when[when], run->path, NULL, r, run->opts->arg);
 }
 
 /*
@@ -68,16 +82,16 @@ static bool after_range(const struct trim_progress *p, void *arg)
 static int trim_in_steps(const struct run_opts *opts, int fd, const char *path,
 			 struct fs_result *res)
 {
-	struct trim_run run = { .opts = opts, .path = path };
+	struct progress_run run = { .opts = opts, .path = path };
 	struct trim_progress p;
 	int rc;
 
 	if (opts->progress)
-		opts->progress(RUN_TRIM_BEGIN, path, NULL, opts->arg);
+		opts->progress(RUN_TRIM_BEGIN, path, NULL, NULL, opts->arg);
 	rc = trim_fs_steps(fd, &opts->range, opts->step, opts->stop_fd, after_range, &run,
 			   &p);
 	if (opts->progress)
-		opts->progress(RUN_TRIM_END, path, &p, opts->arg);
+		opts->progress(RUN_TRIM_END, path, &p, NULL, opts->arg);
 	res->trimmed += p.trimmed;
 	res->trim_ranges += p.ranges;
 	if (p.stopped) {
@@ -128,14 +142,14 @@ static void warn_remnants(const struct run_opts *opts, int fd, const char *path)
  * back, as --audit does, and fail the filesystem on what is found.
  */
 static void check_names(const struct run_opts *opts, int fd, const char *path,
-			struct fs_result *res)
+			struct fs_result *res, const struct audit_progress *reads)
 {
 	const struct audit_dirents *d = &res->names_check;
 	char why[256];
 	int rc;
 
 	res->names_checked = true;
-	rc = audit_dirents_fd(fd, &res->names_check);
+	rc = audit_dirents_fd(fd, &res->names_check, reads);
 	if (rc) {
 		res->names_check.error = -rc;
 		say(opts, "%s: the directories could not be read back: %s", path,
@@ -179,12 +193,13 @@ static void note_journal_verify(const struct run_opts *opts, const char *path,
  * deleted files left there; verify_trim() reads those again after.
  */
 static struct audit_free_marks *note_unreachable(const struct run_opts *opts, int fd,
-						 struct fs_result *res)
+						 struct fs_result *res,
+						 const struct audit_progress *reads)
 {
 	struct audit_free_marks *marks = NULL;
 
 	audit_free_unreachable(fd, opts->range.start, opts->range.len, opts->range.minlen,
-			       UINT64_MAX, &res->unreached_check, &marks);
+			       UINT64_MAX, &res->unreached_check, &marks, reads);
 	return marks;
 }
 
@@ -198,7 +213,8 @@ static struct audit_free_marks *note_unreachable(const struct run_opts *opts, in
  * same: what deleted files left there is still on the device.
  */
 static void verify_trim(const struct run_opts *opts, int fd, const char *path,
-			struct fs_result *res, struct audit_free_marks *unreached)
+			struct fs_result *res, struct audit_free_marks *unreached,
+			const struct audit_progress *reads)
 {
 	struct audit_free *f = &res->trim_check, *u = &res->unreached_check;
 	struct audit_free_marks *marks = NULL;
@@ -209,7 +225,7 @@ static void verify_trim(const struct run_opts *opts, int fd, const char *path,
 
 	res->trim_checked = true;
 	rc = audit_free_readback(fd, opts->range.start, opts->range.len,
-				 opts->range.minlen, f, &marks);
+				 opts->range.minlen, f, &marks, reads);
 	/*
 	 * Blocks freed by a transaction that committed after FITRIM passed
 	 * them were not discarded, a preallocation may have been released,
@@ -338,6 +354,12 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 	struct fs_result *res = &r->res;
 	struct report_json_fs *jf = &r->jf;
 	struct audit_free_marks *unreached = NULL;
+	struct progress_run run = { .opts = opts, .path = path };
+	/* the long reads, told as the trim is (not at all without a terminal) */
+	const struct audit_progress reads = {
+		.fn = opts->progress ? read_step : NULL,
+		.arg = &run,
+	};
 	char reason[REPORT_REASON_MAX];
 	int trim_rc = 0, journal_rc = 0, rc;
 
@@ -374,7 +396,7 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 		} else {
 			/* nothing more once a stop is asked for: not even a read */
 			if (opts->journal && !*opts->stop && fslog_type(fd) == FSLOG_EXT4)
-				unreached = note_unreachable(opts, fd, res);
+				unreached = note_unreachable(opts, fd, res, &reads);
 			trim_rc = trim_in_steps(opts, fd, path, res);
 			if (res->trim_stopped)
 				note_stopped(opts, res);
@@ -397,7 +419,7 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 	} else if (opts->journal) {
 		/* ext4's journal erase, or btrfs's commit (lib/fslog) */
 		journal_rc = fslog_journal_step(fd, opts->erase, opts->dry_run,
-						&res->journal, &res->verify);
+						&res->journal, &res->verify, &reads);
 		note_journal_verify(opts, path, &res->verify);
 		if (journal_rc == 0) {
 			res->journal_done = true;
@@ -423,9 +445,9 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 			}
 			if (res->trim_done && !opts->dry_run && !res->retrim_rc &&
 			    !res->trim_stopped)
-				verify_trim(opts, fd, path, res, unreached);
+				verify_trim(opts, fd, path, res, unreached, &reads);
 			else if (trim_rc == 1 && !opts->dry_run && !*opts->stop)
-				verify_trim(opts, fd, path, res, NULL);
+				verify_trim(opts, fd, path, res, NULL, &reads);
 			if (res->retrim_rc && res->retrim_rc != -EINTR)
 				say(opts,
 				    "%s: FITRIM after the journal checkpoint failed: %s; "
@@ -438,7 +460,7 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 			if (!opts->dry_run && !opts->audit && !*opts->stop &&
 			    res->journal.iface != JOURNAL_IFACE_BTRFS_SYNC) {
 				warn_remnants(opts, fd, path);
-				check_names(opts, fd, path, res);
+				check_names(opts, fd, path, res, &reads);
 			}
 		} else if (journal_rc == 1 && journal_not_erased(&res->journal)) {
 			/* a journal to erase that was not: never quiet */
@@ -465,7 +487,7 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 
 	if (opts->audit) {
 		jf->audit = &r->audit;
-		jf->audit_rc = audit_fs(fd, &r->audit);
+		jf->audit_rc = audit_fs(fd, &r->audit, &reads);
 		if (jf->audit_rc == 0 && audit_found_remnants(&r->audit))
 			r->found = true;
 		/* a filesystem the audit did not examine is never clean */

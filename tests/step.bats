@@ -441,11 +441,12 @@ sigterm_in_one_fitrim() {
 	fi
 }
 
-# Every ioctl held 1.1 s by strace: the trim of two groups lasts more
-# than a second whatever the machine, deterministically.
-# run_slowly_in_pty ENV... -- ARGS...: the typescript of fstrim-ext ARGS
-# on a two-group filesystem with stdin, stdout and stderr on a terminal.
-run_slowly_in_pty() {
+# run_held_in_pty SYSCALL USEC ENV... -- ARGS...: the typescript of
+# fstrim-ext ARGS on $MNT with stdin, stdout and stderr on a terminal,
+# outside systemd, each SYSCALL held USEC microseconds by strace.
+run_held_in_pty() {
+	local syscall=$1 usec=$2
+	shift 2
 	local -a envs=()
 	while [[ $1 != -- ]]; do
 		envs+=("$1")
@@ -454,9 +455,17 @@ run_slowly_in_pty() {
 	shift
 	local cmd
 	printf -v cmd '%q ' env -u JOURNAL_STREAM -u INVOCATION_ID "${envs[@]}" \
-		strace -f -qq -o /dev/null -e trace=ioctl -e inject=ioctl:delay_exit=1100000 \
-		"$FSTRIM_EXT" --step 128M "$@" "$MNT"
+		strace -f -qq -o /dev/null -e trace="$syscall" \
+		-e inject="$syscall:delay_exit=$usec" "$FSTRIM_EXT" "$@" "$MNT"
 	run script -qec "$cmd" /dev/null
+}
+
+# Every ioctl held 1.1 s by strace: the trim of two groups lasts more
+# than a second whatever the machine, deterministically.
+# run_slowly_in_pty ENV... -- ARGS...: the typescript of fstrim-ext ARGS
+# on a two-group filesystem with stdin, stdout and stderr on a terminal.
+run_slowly_in_pty() {
+	run_held_in_pty ioctl 1100000 "$@" --step 128M
 }
 
 # bats test_tags=root
@@ -515,6 +524,94 @@ run_slowly_in_pty() {
 		fail "no progress line: $(cat -A <<<"$output")"
 	[[ $(tail -n1 <<<"$output" | tr -d '\r' | sed 's/^ *//') == "$MNT: "*" trimmed" ]] ||
 		fail "$(cat -A <<<"$output")"
+}
+
+# The audit's reads and --journal's read back are O_DIRECT pieces of
+# 1 MiB at most: with every pread64 held 0.1 s by strace, the read of a
+# 32 MiB journal and that of the 60 MiB or so of free space each last
+# more than a second, whatever the machine; so does the scan of 30
+# directories, whose blocks libext2fs reads one at a time.
+make_slow_read_fs() {
+	make_loop_fs ext4 96 -b 4096 -J size=32
+	mkdir "$MNT"/dir{1..30}
+	sync -f "$MNT"
+}
+
+# assert_read_line WHAT: $output has the line "PATH: WHAT, X of Y (N%)",
+# or "PATH: WHAT at X of Y (N%)", erased after its last update: the next
+# carriage return begins the blanks that overwrite it.
+assert_read_line() {
+	local size='[0-9.]+ [KMGTPE]?i?B' after
+	[[ $output =~ $'\r'"$MNT: $1"(,| at)\ $size\ of\ $size\ \([0-9]+%\) ]] ||
+		fail "no line \"$1\": $(cat -A <<<"$output")"
+	after=${output##*"$MNT: $1"}
+	after=${after#*$'\r'}
+	[[ $after =~ ^\ +$'\r' ]] || fail "\"$1\" not erased: $(cat -A <<<"$output")"
+}
+
+# assert_report_last PATTERN: what the last line shows once the terminal
+# has drawn it, past its last carriage return, is the report and holds
+# no progress.
+assert_report_last() {
+	local last
+	last=$(tail -n1 <<<"$output")
+	last=${last%$'\r'}
+	last=${last##*$'\r'}
+	# shellcheck disable=SC2053 # a pattern
+	[[ $last == $1 && $last != *reading* ]] || fail "$(cat -A <<<"$output")"
+}
+
+# bats test_tags=root
+@test "progress: --audit's journal, directory and free-space reads get a line on a terminal, each erased after" {
+	require_root
+	require_cmd script strace
+	make_slow_read_fs
+	run_held_in_pty pread64 100000 -- --audit
+	assert_success
+	assert_read_line "audit: reading the journal"
+	assert_read_line "audit: reading the directories, inode tables"
+	assert_read_line "audit: reading free space"
+	assert_report_last "$MNT: audit: nothing found;*"
+}
+
+# bats test_tags=root
+@test "progress: --journal's read back of the journal, the free space and the directories get a line on a terminal, each erased after" {
+	require_root
+	require_cmd script strace
+	make_slow_read_fs
+	run_held_in_pty pread64 100000 -- -v --journal
+	assert_success
+	assert_read_line "reading back the journal"
+	assert_read_line "reading back the free space"
+	assert_read_line "reading back the directories, inode tables"
+	assert_report_last "$MNT: *trimmed*"
+}
+
+# bats test_tags=root
+@test "progress: no read line when stderr is not a terminal, under systemd, or with --json" {
+	require_root
+	require_cmd script strace
+	make_slow_read_fs
+	local cmd reads=(": audit: reading" ": reading back")
+	# stderr to a file, stdout still a terminal
+	printf -v cmd '%q ' env -u JOURNAL_STREAM -u INVOCATION_ID strace -f -qq -o /dev/null \
+		-e trace=pread64 -e inject=pread64:delay_exit=100000 "$FSTRIM_EXT" --journal \
+		--audit "$MNT"
+	run script -qec "$cmd 2>$T/err" /dev/null
+	assert_success
+	[[ ! -s $T/err ]] || fail "stderr: $(cat -A "$T/err")"
+	[[ $output != *"${reads[0]}"* && $output != *"${reads[1]}"* ]] || fail "$output"
+	local env
+	for env in JOURNAL_STREAM=8:12345 INVOCATION_ID=0123456789abcdef0123456789abcdef; do
+		run_held_in_pty pread64 100000 "$env" -- --journal --audit
+		assert_success
+		[[ $output != *"${reads[0]}"* && $output != *"${reads[1]}"* ]] ||
+			fail "$env: $(cat -A <<<"$output")"
+	done
+	run_held_in_pty pread64 100000 -- -J --journal --audit
+	assert_success
+	[[ $output != *"${reads[0]}"* && $output != *"${reads[1]}"* ]] ||
+		fail "--json: $(cat -A <<<"$output")"
 }
 
 # xfs and btrfs get one FITRIM whatever --step (lib/trim.c), so only its
