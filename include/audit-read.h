@@ -20,6 +20,8 @@
 
 /* Device reads go through a buffer of this size, aligned for O_DIRECT. */
 #define READ_CHUNK (1024 * 1024)
+/* The read of free space (struct audit_scan), in pieces of this size, as dd bs=4M. */
+#define SCAN_CHUNK (4 * READ_CHUNK)
 #define DIRECT_ALIGN 4096
 
 /*
@@ -29,13 +31,6 @@
  * 4096) and of the htree index never hold more than six in a row.
  */
 #define NAME_FRAGMENT_MIN 8
-
-/*
- * How much free space the audit reads: all of it. A sample would miss what
- * lies between its pieces and still read as "nothing found"; the spread
- * reader (audit_spread_init()) keeps the budget for a bounded read.
- */
-#define FREE_READ_BUDGET UINT64_MAX
 
 /* Fill @out with the discard and write-zeroes limits of the disk holding @devno. */
 void audit_describe_device(dev_t devno, struct audit_device *out);
@@ -74,20 +69,44 @@ int audit_grow2(void *array1, size_t size1, void *array2, size_t size2, size_t *
 		size_t count, size_t first);
 
 /*
- * Free space read all through, or, beyond @budget bytes, in 1 MiB pieces
- * spread evenly over it: set @f->free_bytes, call audit_spread_init(),
- * set found (called with each block read that is not zero, and what it
- * holds; non-zero stops the read), then give audit_spread_extent() each
- * free extent [@z, @s) in blocks, in order, with the device open for
- * O_DIRECT and a READ_CHUNK buffer, then call audit_spread_end().
- * @f->read_bytes counts what was read; each piece is told to @progress
- * (NULL for none) as the read @what.
+ * A device read with O_DIRECT in pieces of at most the @size given to
+ * audit_reader_open(), each read while the caller looks at the one
+ * before: audit_reader_next() asks for the piece at @off of @len bytes
+ * (aligned for O_DIRECT) and hands back in *@done the piece asked before
+ * it, read in full (@done->len 0 when there was none);
+ * audit_reader_last() hands back the piece asked last. A piece handed
+ * back stays readable until the next call. Each returns 0, or -errno
+ * (-EIO for a short read) of the piece that could not be read.
+ * audit_reader_close() waits for the read in flight and frees it all.
  */
-struct audit_spread {
-	uint64_t bsize, per_chunk, stride, budget;
-	uint64_t next; /* the next free block to read, counted in free blocks */
-	uint64_t pos; /* free blocks passed so far */
-	bool all;
+struct audit_reader;
+
+struct audit_piece {
+	const unsigned char *data;
+	uint64_t off;
+	size_t len;
+};
+
+int audit_reader_open(struct audit_reader **out, const char *path, size_t size);
+int audit_reader_next(struct audit_reader *r, uint64_t off, size_t len,
+		      struct audit_piece *done);
+int audit_reader_last(struct audit_reader *r, struct audit_piece *done);
+void audit_reader_close(struct audit_reader *r);
+
+/*
+ * Free space read all through, and each block that is not zero handed to
+ * found() (with what it holds; non-zero stops the read):
+ * audit_scan_begin() tells @progress (NULL for none) of the read @read;
+ * set found and arg; then, for each device, audit_scan_device() opens it
+ * and audit_scan_extent() reads each of its free extents [@z, @s) in
+ * blocks, in order. audit_scan_end(@rc) closes it (testing the piece
+ * read last only where @rc is 0), tells @progress it is over, and returns
+ * @rc or the error that came up. @f->read_bytes counts what was read;
+ * @read->done is that count, or with @read->at the end of the last piece.
+ */
+struct audit_scan {
+	uint64_t bsize;
+	struct audit_reader *reader;
 	struct audit_free *f;
 	int (*found)(void *arg, uint64_t blk, const unsigned char *data);
 	void *arg;
@@ -95,12 +114,12 @@ struct audit_spread {
 	struct audit_read read;
 };
 
-void audit_spread_init(struct audit_spread *sp, uint64_t bsize, uint64_t budget,
-		       struct audit_free *f, const char *what,
-		       const struct audit_progress *progress);
-int audit_spread_extent(struct audit_spread *sp, int dev, unsigned char *buf, uint64_t z,
-			uint64_t s);
-void audit_spread_end(struct audit_spread *sp);
+void audit_scan_begin(struct audit_scan *sc, uint64_t bsize, struct audit_free *f,
+		      const struct audit_read *read,
+		      const struct audit_progress *progress);
+int audit_scan_device(struct audit_scan *sc, const char *path);
+int audit_scan_extent(struct audit_scan *sc, uint64_t z, uint64_t s);
+int audit_scan_end(struct audit_scan *sc, int rc);
 
 /*
  * Blocks found holding data that are kept, with what they held, to be

@@ -229,15 +229,14 @@ void audit_free_marks_free(struct audit_free_marks *marks);
  * minimum (the discard granularity). FITRIM walks only the allocator's
  * free extents of at least that length, so deleted files' contents there
  * stay until the preallocation is used or released (at unmount) or the
- * extent grows. Reads them with O_DIRECT, up to @budget bytes:
+ * extent grows. Reads them all with O_DIRECT:
  * @out->free_bytes is how much there is, @out->read_bytes what was read,
  * @out->nonzero_blocks the blocks with data, which *@marks names (NULL
  * when none) for audit_free_recheck(). The read is told to @progress
  * (NULL for none). Returns 0 or -errno.
  */
 int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			   uint64_t budget, struct audit_free *out,
-			   struct audit_free_marks **marks,
+			   struct audit_free *out, struct audit_free_marks **marks,
 			   const struct audit_progress *progress);
 
 /*

@@ -378,7 +378,7 @@ static int mark_add(struct audit_btrfs_marks *m, size_t dev, uint64_t sector,
 	return 0;
 }
 
-/* What audit_spread's found() needs on btrfs. */
+/* What audit_scan's found() needs on btrfs. */
 struct bt_found {
 	struct audit_free *f;
 	struct audit_btrfs_marks *marks; /* or NULL */
@@ -395,18 +395,17 @@ static int found_sector(void *arg, uint64_t sector, const unsigned char *data)
 }
 
 /*
- * Read the free ranges with O_DIRECT and count the sectors that are not
- * zero, as the ext4 audit reads its free blocks: all of it up to @budget
- * bytes, beyond that 1 MiB pieces spread evenly. With @marks, note those
- * sectors and what they held. Told to @progress as the read @what.
+ * Read all the free ranges with O_DIRECT and count the sectors that are
+ * not zero, as the ext4 audit reads its free blocks. With @marks, note
+ * those sectors and what they held. Told to @progress as the read @what.
  */
-static int read_free(struct bt_fs *bt, uint64_t budget, struct audit_free *f,
+static int read_free(struct bt_fs *bt, struct audit_free *f,
 		     struct audit_btrfs_marks *marks, const char *what,
 		     const struct audit_progress *progress)
 {
 	uint64_t bsize = bt->sectorsize;
 	struct bt_found found = { .f = f, .marks = marks, .bsize = bsize };
-	struct audit_spread sp;
+	struct audit_scan sc;
 	size_t i = 0;
 	int rc = 0;
 
@@ -414,20 +413,18 @@ static int read_free(struct bt_fs *bt, uint64_t budget, struct audit_free *f,
 	f->free_bytes = 0;
 	for (i = 0; i < bt->nfree; i++)
 		f->free_bytes += bt->free[i].len / bsize * bsize;
-	audit_spread_init(&sp, bsize, budget, f, what, progress);
-	sp.found = found_sector;
-	sp.arg = &found;
+	audit_scan_begin(&sc, bsize, f,
+			 &(struct audit_read){ .what = what, .total = f->free_bytes },
+			 progress);
+	sc.found = found_sector;
+	sc.arg = &found;
 
 	/* the ranges are sorted by device: one device open at a time */
 	for (i = 0; i < bt->nfree && !rc;) {
 		size_t d = bt->free[i].dev;
-		unsigned char *buf = NULL;
-		int dev = audit_direct_open(bt->dev[d].path, READ_CHUNK, &buf);
 
-		if (dev < 0) {
-			rc = dev;
-			break;
-		}
+		/* the last piece of the device before is tested here, as found.dev */
+		rc = audit_scan_device(&sc, bt->dev[d].path);
 		found.dev = d;
 		for (; i < bt->nfree && bt->free[i].dev == d && !rc; i++) {
 			const struct bt_range *r = &bt->free[i];
@@ -435,13 +432,10 @@ static int read_free(struct bt_fs *bt, uint64_t budget, struct audit_free *f,
 			uint64_t s = (r->start + r->len) / bsize;
 
 			if (s > z)
-				rc = audit_spread_extent(&sp, dev, buf, z, s);
+				rc = audit_scan_extent(&sc, z, s);
 		}
-		close(dev);
-		free(buf);
 	}
-	audit_spread_end(&sp);
-	return rc;
+	return audit_scan_end(&sc, rc);
 }
 
 static int cmp_range(const void *a, const void *b)
@@ -573,8 +567,8 @@ int audit_btrfs(int fd, struct audit_result *out, const struct audit_progress *p
 	int rc = bt_load(&bt, &out->data);
 
 	if (!rc)
-		rc = read_free(&bt, FREE_READ_BUDGET, &out->free, NULL,
-			       "audit: reading free space", progress);
+		rc = read_free(&bt, &out->free, NULL, "audit: reading free space",
+			       progress);
 	out->free.error = -rc;
 	out->free.read = rc == 0;
 	bt_free(&bt);
@@ -602,8 +596,7 @@ int audit_btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 		return -ENOMEM;
 	rc = bt_load(&bt, NULL);
 	if (!rc)
-		rc = read_free(&bt, FREE_READ_BUDGET, out, m,
-			       "reading back the free space", progress);
+		rc = read_free(&bt, out, m, "reading back the free space", progress);
 	out->read = rc == 0;
 	bt_free(&bt);
 	if (rc || !m->count) {

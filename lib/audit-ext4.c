@@ -247,7 +247,7 @@ static int classify_left(int fd, ext2_filsys fs, uint64_t min, const struct bloc
 	return 0;
 }
 
-/* audit_spread's found(): note the block, for still_free() */
+/* audit_scan's found(): note the block, for still_free() */
 static int found_free_block(void *arg, uint64_t blk, const unsigned char *data)
 {
 	(void)data;
@@ -255,25 +255,22 @@ static int found_free_block(void *arg, uint64_t blk, const unsigned char *data)
 }
 
 /*
- * Read the free space the block bitmap shows, with O_DIRECT, and count
- * the free blocks that are not zero: deleted contents, or older
+ * Read all the free space the block bitmap shows, with O_DIRECT, and
+ * count the free blocks that are not zero: deleted contents, or older
  * metadata, that FITRIM did not reach (no discard, not run, extents
  * below the discard granularity or the minimum, a device that ignores
- * discard). Up to @budget bytes: beyond that, 1 MiB pieces spread
- * evenly over the free space, and the audit says how much it read.
+ * discard).
  */
 static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *data,
-			   uint64_t budget, struct audit_free *f,
-			   const struct audit_progress *progress)
+			   struct audit_free *f, const struct audit_progress *progress)
 {
 	const char *devpath = data->path;
 	uint64_t bsize = fs->blocksize;
 	blk64_t start = fs->super->s_first_data_block,
 		end = ext2fs_blocks_count(fs->super);
-	unsigned char *buf = NULL;
 	struct block_list found = { 0 };
-	struct audit_spread sp;
-	int dev, rc = 0;
+	struct audit_scan sc;
+	int rc;
 
 	f->free_bytes = 0;
 	for (blk64_t b = start; b < end;) {
@@ -286,12 +283,13 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 		f->free_bytes += (s - z) * bsize;
 		b = s;
 	}
-	dev = audit_direct_open(devpath, READ_CHUNK, &buf);
-	if (dev < 0)
-		return dev;
-	audit_spread_init(&sp, bsize, budget, f, "audit: reading free space", progress);
-	sp.found = found_free_block;
-	sp.arg = &found;
+	audit_scan_begin(&sc, bsize, f,
+			 &(struct audit_read){ .what = "audit: reading free space",
+					       .total = f->free_bytes },
+			 progress);
+	sc.found = found_free_block;
+	sc.arg = &found;
+	rc = audit_scan_device(&sc, devpath);
 	for (blk64_t b = start; b < end && !rc;) {
 		blk64_t z, s;
 
@@ -299,12 +297,10 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 			break;
 		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, z, end - 1, &s))
 			s = end;
-		rc = audit_spread_extent(&sp, dev, buf, z, s);
+		rc = audit_scan_extent(&sc, z, s);
 		b = s;
 	}
-	audit_spread_end(&sp);
-	free(buf);
-	close(dev);
+	rc = audit_scan_end(&sc, rc);
 	if (!rc)
 		f->nonzero_blocks = still_free(devpath, &found);
 	/* why FITRIM left them, where the device can discard at all */
@@ -384,8 +380,7 @@ int audit_ext4(int fd, struct audit_result *out, const struct audit_progress *pr
 			   "audit: reading the directories, inode tables", progress);
 	out->dirents.error = -rc;
 	rc = bitmap_rc ? bitmap_rc :
-			 read_free_space(fd, fs, &out->data, FREE_READ_BUDGET, &out->free,
-					 progress);
+			 read_free_space(fd, fs, &out->data, &out->free, progress);
 	out->free.error = -rc;
 	out->free.read = rc == 0;
 	out->free.block_size = fs->blocksize;
@@ -396,17 +391,18 @@ int audit_ext4(int fd, struct audit_result *out, const struct audit_progress *pr
 
 /*
  * A read back of free space on the filesystem open at @fd: its device,
- * libext2fs on it, an O_DIRECT descriptor and buffer, the blocks found
- * holding data, and where the read is told.
+ * libext2fs on it, the read (begun by free_reader_begin()), the blocks
+ * found holding data, and where the read is told.
  */
 struct free_reader {
 	struct audit_device dev;
 	ext2_filsys fs;
-	int devfd;
-	unsigned char *buf;
+	struct audit_scan scan;
+	bool begun;
+	struct audit_free *out;
 	struct block_list found;
+	const char *what;
 	const struct audit_progress *progress;
-	struct audit_read read; /* at the block read last, of the span's end */
 };
 
 static int free_reader_open(struct free_reader *r, int fd, struct audit_free *out,
@@ -415,9 +411,9 @@ static int free_reader_open(struct free_reader *r, int fd, struct audit_free *ou
 	struct stat st;
 
 	memset(r, 0, sizeof(*r));
-	r->devfd = -1;
+	r->out = out;
+	r->what = what;
 	r->progress = progress;
-	r->read = (struct audit_read){ .what = what, .at = true };
 	memset(out, 0, sizeof(*out));
 	if (fstat(fd, &st) != 0)
 		return -errno;
@@ -428,20 +424,47 @@ static int free_reader_open(struct free_reader *r, int fd, struct audit_free *ou
 			0, unix_io_manager, &r->fs) != 0)
 		return -EUCLEAN;
 	out->block_size = r->fs->blocksize;
-	r->devfd = audit_direct_open(r->dev.path, READ_CHUNK, &r->buf);
-	return r->devfd < 0 ? r->devfd : 0;
+	return 0;
+}
+
+/* audit_scan's found(): keep the block and a sum of what it held */
+static int found_marked(void *arg, uint64_t blk, const unsigned char *data)
+{
+	struct free_reader *r = arg;
+
+	return blocks_add(&r->found, blk, data, r->fs->blocksize);
+}
+
+/*
+ * The read through [@first, @end) in blocks begins, on its device;
+ * free_reader_close() ends it.
+ */
+static int free_reader_begin(struct free_reader *r, blk64_t first, blk64_t end)
+{
+	uint64_t bsize = r->fs->blocksize;
+
+	audit_scan_begin(&r->scan, bsize, r->out,
+			 &(struct audit_read){ .what = r->what,
+					       .at = true,
+					       .done = first * bsize,
+					       .total = end * bsize },
+			 r->progress);
+	r->scan.found = found_marked;
+	r->scan.arg = r;
+	r->begun = true;
+	return audit_scan_device(&r->scan, r->dev.path);
 }
 
 /*
  * End the read free_reader_begin() began, keep of what @r found the
  * blocks still free, hand them to *@marks (when asked and there are
- * any), release the rest. Returns @rc.
+ * any), release the rest. Returns @rc, or the error of the read's end.
  */
 static int free_reader_close(struct free_reader *r, int rc, struct audit_free *out,
 			     struct audit_free_marks **marks)
 {
-	if (r->read.total)
-		audit_read_tell(r->progress, AUDIT_READ_END, &r->read);
+	if (r->begun)
+		rc = audit_scan_end(&r->scan, rc);
 	if (!rc)
 		out->nonzero_blocks = still_free(r->dev.path, &r->found) + r->found.over;
 	if (!rc && r->found.count && marks) {
@@ -457,9 +480,6 @@ static int free_reader_close(struct free_reader *r, int rc, struct audit_free *o
 	blocks_free(&r->found);
 	out->read = rc == 0;
 	out->error = -rc;
-	if (r->devfd >= 0)
-		close(r->devfd);
-	free(r->buf);
 	free(r->dev.path);
 	if (r->fs)
 		ext2fs_close_free(&r->fs);
@@ -492,49 +512,11 @@ static void trim_span(ext2_filsys fs, uint64_t start, uint64_t len, blk64_t *fir
 		*end = *first + len / bsize;
 }
 
-/* The read through [@first, @end) in blocks begins; free_reader_close() ends it. */
-static void free_reader_begin(struct free_reader *r, blk64_t first, blk64_t end)
+/* Read [@z, @hi) of the free space, marking the blocks with data. */
+static int read_marking(struct free_reader *r, blk64_t z, blk64_t hi)
 {
-	r->read.done = first * r->fs->blocksize;
-	r->read.total = end * r->fs->blocksize;
-	audit_read_tell(r->progress, AUDIT_READ_BEGIN, &r->read);
-}
-
-/* Read [@z, @hi) in pieces, marking the blocks with data. */
-static int read_marking(struct free_reader *r, blk64_t z, blk64_t hi, uint64_t budget,
-			struct audit_free *out)
-{
-	uint64_t bsize = r->fs->blocksize;
-
-	out->free_bytes += (hi - z) * bsize;
-	while (z < hi) {
-		uint64_t n = hi - z, k;
-		ssize_t got;
-
-		if (n > READ_CHUNK / bsize)
-			n = READ_CHUNK / bsize;
-		if (n > (budget - out->read_bytes) / bsize)
-			n = (budget - out->read_bytes) / bsize;
-		if (!n)
-			return 0;
-		got = pread(r->devfd, r->buf, n * bsize, (off_t)(z * bsize));
-		if (got != (ssize_t)(n * bsize))
-			return got < 0 ? -errno : -EIO;
-		out->read_bytes += n * bsize;
-		r->read.done = (z + n) * bsize;
-		audit_read_tell(r->progress, AUDIT_READ_PIECE, &r->read);
-		for (k = 0; k < n; k++) {
-			int rc;
-
-			if (audit_block_is_zero(r->buf + k * bsize, bsize))
-				continue;
-			rc = blocks_add(&r->found, z + k, r->buf + k * bsize, bsize);
-			if (rc)
-				return rc;
-		}
-		z += n;
-	}
-	return 0;
+	r->out->free_bytes += (hi - z) * r->fs->blocksize;
+	return audit_scan_extent(&r->scan, z, hi);
 }
 
 /* ext4's part of audit_free_readback(). */
@@ -556,9 +538,10 @@ int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	bsize = fs->blocksize;
 	gran = trim_minimum(&r, minlen);
 	trim_span(fs, start, len, &first, &end);
-	free_reader_begin(&r, first, end);
+	rc = free_reader_begin(&r, first, end);
 	/* the extents FITRIM discarded: the allocator's, not the disk's bitmap (struct alloc_free) */
-	rc = alloc_free_open(&w, fd, fs);
+	if (!rc)
+		rc = alloc_free_open(&w, fd, fs);
 	while (!rc && (rc = alloc_free_next(&w, &z, &e)) == 0) {
 		uint64_t lo, hi;
 
@@ -576,7 +559,7 @@ int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 		lo = (lo + bsize - 1) / bsize;
 		hi /= bsize;
 		if (hi > lo)
-			rc = read_marking(&r, lo, hi, FREE_READ_BUDGET, out);
+			rc = read_marking(&r, lo, hi);
 	}
 	if (rc == 1)
 		rc = 0;
@@ -585,8 +568,7 @@ int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 }
 
 int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			   uint64_t budget, struct audit_free *out,
-			   struct audit_free_marks **marks,
+			   struct audit_free *out, struct audit_free_marks **marks,
 			   const struct audit_progress *progress)
 {
 	struct alloc_free w = { 0 };
@@ -607,7 +589,7 @@ int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 		return free_reader_close(&r, rc, out, NULL);
 	gran = trim_minimum(&r, minlen);
 	trim_span(r.fs, start, len, &pos, &end);
-	free_reader_begin(&r, pos, end);
+	rc = free_reader_begin(&r, pos, end);
 	/*
 	 * The disk's free runs, less the allocator's free extents that
 	 * FITRIM discards: those at least its minimum long.
@@ -637,7 +619,7 @@ int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 			if (stop > s)
 				stop = s;
 			if (!(a <= z && z < b) || (b - a) * r.fs->blocksize < gran)
-				rc = read_marking(&r, z, stop, budget, out);
+				rc = read_marking(&r, z, stop);
 			z = stop;
 		}
 		pos = s;

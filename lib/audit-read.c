@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * What the audit's backends share to read a device: its queue limits, an
- * O_DIRECT open, the spread or full read of free space, the zero test,
+ * O_DIRECT open, the read of free space one piece ahead, the zero test,
  * growing arrays, and the list of blocks found holding data.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -71,9 +73,22 @@ int audit_grow2(void *array1, size_t size1, void *array2, size_t size2, size_t *
 bool audit_block_is_zero(const unsigned char *p, size_t len)
 {
 	const uint64_t *w = (const uint64_t *)p;
-	size_t i;
+	size_t n = len / sizeof(*w), i = 0, j;
 
-	for (i = 0; i < len / sizeof(*w); i++)
+	/*
+	 * 64 words or-ed together at a time: a loop without a branch, which
+	 * the compiler turns into vector instructions, where a test of each
+	 * word would read a word at a time.
+	 */
+	for (; i + 64 <= n; i += 64) {
+		uint64_t any = 0;
+
+		for (j = 0; j < 64; j++)
+			any |= w[i + j];
+		if (any)
+			return false;
+	}
+	for (; i < n; i++)
 		if (w[i])
 			return false;
 	return true;
@@ -101,6 +116,160 @@ int audit_direct_open(const char *path, size_t size, unsigned char **buf)
 	return dev;
 }
 
+/* ---- reading ahead ---------------------------------------------------- */
+
+enum reader_state {
+	READER_IDLE,
+	READER_ASKED,
+	READER_DONE,
+	READER_QUIT
+};
+
+/*
+ * A thread of its own makes the reads, one piece ahead of the caller,
+ * who tests the piece before for zeroes meanwhile: as for dd, the device
+ * is not left waiting while the CPU looks at what it read. The fields
+ * from @state on are shared, under @lock.
+ */
+struct audit_reader {
+	int dev;
+	unsigned char *buf[2];
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	enum reader_state state;
+	unsigned int which; /* the buffer of the read asked */
+	uint64_t off;
+	size_t len;
+	ssize_t got;
+	int err;
+};
+
+static void *reader_main(void *arg)
+{
+	struct audit_reader *r = arg;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		ssize_t got;
+		int err;
+
+		while (r->state != READER_ASKED && r->state != READER_QUIT)
+			pthread_cond_wait(&r->cond, &r->lock);
+		if (r->state == READER_QUIT)
+			break;
+		pthread_mutex_unlock(&r->lock);
+		got = pread(r->dev, r->buf[r->which], r->len, (off_t)r->off);
+		err = errno;
+		pthread_mutex_lock(&r->lock);
+		r->got = got;
+		r->err = err;
+		r->state = READER_DONE;
+		pthread_cond_signal(&r->cond);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+int audit_reader_open(struct audit_reader **out, const char *path, size_t size)
+{
+	struct audit_reader *r = calloc(1, sizeof(*r));
+	sigset_t all, old;
+	int rc;
+
+	*out = NULL;
+	if (!r)
+		return -ENOMEM;
+	r->dev = audit_direct_open(path, 2 * size, &r->buf[0]);
+	if (r->dev < 0) {
+		rc = r->dev;
+		free(r);
+		return rc;
+	}
+	r->buf[1] = r->buf[0] + size;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	/* signals are the caller's: the thread takes none */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&r->thread, NULL, reader_main, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		pthread_cond_destroy(&r->cond);
+		pthread_mutex_destroy(&r->lock);
+		close(r->dev);
+		free(r->buf[0]);
+		free(r);
+		return -rc;
+	}
+	*out = r;
+	return 0;
+}
+
+/* Wait for the read asked last; hand back its piece (none: @done->len 0). */
+static int reader_wait(struct audit_reader *r, struct audit_piece *done)
+{
+	int rc = 0;
+
+	memset(done, 0, sizeof(*done));
+	pthread_mutex_lock(&r->lock);
+	while (r->state == READER_ASKED)
+		pthread_cond_wait(&r->cond, &r->lock);
+	if (r->state == READER_DONE) {
+		if (r->got == (ssize_t)r->len) {
+			done->data = r->buf[r->which];
+			done->off = r->off;
+			done->len = r->len;
+		} else {
+			rc = r->got < 0 ? -r->err : -EIO;
+		}
+		r->state = READER_IDLE;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+int audit_reader_next(struct audit_reader *r, uint64_t off, size_t len,
+		      struct audit_piece *done)
+{
+	int rc = reader_wait(r, done);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&r->lock);
+	/* into the other buffer than that of the piece handed back */
+	r->which ^= 1;
+	r->off = off;
+	r->len = len;
+	r->state = READER_ASKED;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+int audit_reader_last(struct audit_reader *r, struct audit_piece *done)
+{
+	return reader_wait(r, done);
+}
+
+void audit_reader_close(struct audit_reader *r)
+{
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	while (r->state == READER_ASKED)
+		pthread_cond_wait(&r->cond, &r->lock);
+	r->state = READER_QUIT;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->thread, NULL);
+	pthread_cond_destroy(&r->cond);
+	pthread_mutex_destroy(&r->lock);
+	close(r->dev);
+	free(r->buf[0]);
+	free(r);
+}
+
 int blocks_add(struct block_list *l, blk64_t blk, const unsigned char *data, size_t len)
 {
 	if (l->count >= BLOCK_LIST_MAX) {
@@ -122,64 +291,79 @@ void blocks_free(struct block_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-void audit_spread_init(struct audit_spread *sp, uint64_t bsize, uint64_t budget,
-		       struct audit_free *f, const char *what,
-		       const struct audit_progress *progress)
+void audit_scan_begin(struct audit_scan *sc, uint64_t bsize, struct audit_free *f,
+		      const struct audit_read *read,
+		      const struct audit_progress *progress)
 {
-	memset(sp, 0, sizeof(*sp));
-	sp->bsize = bsize;
-	sp->per_chunk = READ_CHUNK / bsize;
-	sp->budget = budget;
-	sp->f = f;
-	/* read everything, or every stride-th free block in pieces of per_chunk */
-	sp->all = f->free_bytes <= budget;
-	sp->stride = sp->all ? sp->per_chunk :
-			       f->free_bytes / bsize / (budget / READ_CHUNK);
-	if (sp->stride < sp->per_chunk)
-		sp->stride = sp->per_chunk;
-	sp->progress = progress;
-	sp->read = (struct audit_read){
-		.what = what,
-		.total = sp->all ? f->free_bytes : budget,
-	};
-	audit_read_tell(progress, AUDIT_READ_BEGIN, &sp->read);
+	memset(sc, 0, sizeof(*sc));
+	sc->bsize = bsize;
+	sc->f = f;
+	sc->progress = progress;
+	sc->read = *read;
+	audit_read_tell(progress, AUDIT_READ_BEGIN, &sc->read);
 }
 
-void audit_spread_end(struct audit_spread *sp)
+/* Count the piece @p that was read, and test each of its blocks. */
+static int scan_piece(struct audit_scan *sc, const struct audit_piece *p)
 {
-	audit_read_tell(sp->progress, AUDIT_READ_END, &sp->read);
-}
-
-int audit_spread_extent(struct audit_spread *sp, int dev, unsigned char *buf, uint64_t z,
-			uint64_t s)
-{
-	struct audit_free *f = sp->f;
-	uint64_t bsize = sp->bsize;
+	uint64_t bsize = sc->bsize, at = p->off / bsize, n = p->len / bsize, k;
 	int rc = 0;
 
-	/* the pieces that start in this extent */
-	while (sp->next < sp->pos + (s - z) && f->read_bytes < sp->budget && !rc) {
-		uint64_t at = z + (sp->next - sp->pos), k;
-		uint64_t n = s - at < sp->per_chunk ? s - at : sp->per_chunk;
-		ssize_t got;
+	if (!p->len)
+		return 0;
+	sc->f->read_bytes += p->len;
+	sc->read.done = sc->read.at ? p->off + p->len : sc->f->read_bytes;
+	audit_read_tell(sc->progress, AUDIT_READ_PIECE, &sc->read);
+	for (k = 0; k < n && !rc; k++)
+		if (!audit_block_is_zero(p->data + k * bsize, bsize))
+			rc = sc->found(sc->arg, at + k, p->data + k * bsize);
+	return rc;
+}
 
-		if (n > (sp->budget - f->read_bytes) / bsize)
-			n = (sp->budget - f->read_bytes) / bsize;
-		if (!n)
-			break;
-		got = pread(dev, buf, n * bsize, (off_t)(at * bsize));
-		if (got != (ssize_t)(n * bsize))
-			return got < 0 ? -errno : -EIO;
-		f->read_bytes += n * bsize;
-		sp->read.done = f->read_bytes;
-		audit_read_tell(sp->progress, AUDIT_READ_PIECE, &sp->read);
-		for (k = 0; k < n && !rc; k++)
-			if (!audit_block_is_zero(buf + k * bsize, bsize))
-				rc = sp->found(sp->arg, at + k, buf + k * bsize);
-		/* reading all of it: go on where this piece ended */
-		sp->next += sp->all ? n : sp->stride;
+/* Close the device open; with @rc 0, test the piece read last first. */
+static int scan_close(struct audit_scan *sc, int rc)
+{
+	struct audit_piece p;
+
+	if (!sc->reader)
+		return rc;
+	if (!rc)
+		rc = audit_reader_last(sc->reader, &p);
+	if (!rc)
+		rc = scan_piece(sc, &p);
+	audit_reader_close(sc->reader);
+	sc->reader = NULL;
+	return rc;
+}
+
+int audit_scan_device(struct audit_scan *sc, const char *path)
+{
+	int rc = scan_close(sc, 0);
+
+	return rc ? rc : audit_reader_open(&sc->reader, path, SCAN_CHUNK);
+}
+
+int audit_scan_extent(struct audit_scan *sc, uint64_t z, uint64_t s)
+{
+	uint64_t per_chunk = SCAN_CHUNK / sc->bsize;
+	int rc = 0;
+
+	while (z < s && !rc) {
+		uint64_t n = s - z < per_chunk ? s - z : per_chunk;
+		struct audit_piece p;
+
+		rc = audit_reader_next(sc->reader, z * sc->bsize, n * sc->bsize, &p);
+		if (!rc)
+			rc = scan_piece(sc, &p);
+		z += n;
 	}
-	sp->pos += s - z;
+	return rc;
+}
+
+int audit_scan_end(struct audit_scan *sc, int rc)
+{
+	rc = scan_close(sc, rc);
+	audit_read_tell(sc->progress, AUDIT_READ_END, &sc->read);
 	return rc;
 }
 

@@ -199,7 +199,7 @@ static struct audit_free_marks *note_unreachable(const struct run_opts *opts, in
 	struct audit_free_marks *marks = NULL;
 
 	audit_free_unreachable(fd, opts->range.start, opts->range.len, opts->range.minlen,
-			       UINT64_MAX, &res->unreached_check, &marks, reads);
+			       &res->unreached_check, &marks, reads);
 	return marks;
 }
 

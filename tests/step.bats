@@ -527,10 +527,11 @@ run_slowly_in_pty() {
 }
 
 # The audit's reads and --journal's read back are O_DIRECT pieces of
-# 1 MiB at most: with every pread64 held 0.1 s by strace, the read of a
-# 32 MiB journal and that of the 60 MiB or so of free space each last
-# more than a second, whatever the machine; so does the scan of 30
-# directories, whose blocks libext2fs reads one at a time.
+# 1 MiB (the journal) and 4 MiB (free space) at most: with every pread64
+# held 0.1 s by strace, the read of a 32 MiB journal and that of the 58
+# MiB or so of free space each last more than a second, whatever the
+# machine; so does the scan of 30 directories, whose blocks libext2fs
+# reads one at a time.
 make_slow_read_fs() {
 	make_loop_fs ext4 96 -b 4096 -J size=32
 	mkdir "$MNT"/dir{1..30}
