@@ -82,6 +82,21 @@ require_seccomp() {
 	assert_output "$a: 0 B (dry run) trimmed on $adev"
 }
 
+# util-linux 2.39's fstrim, the first with --types, matches the type the
+# table gives (is_unwanted_fs(), read at tag v2.39), not the mounted
+# filesystem's: fstrim-ext does the same, so -t picks the same entries.
+@test "-t matches the table's type, as fstrim 2.39: an fstab entry of type auto only with -t auto" {
+	make_loop_fs ext4 64
+	printf '%s\n' "$LOOPDEV $MNT auto defaults 0 0" >"$TAB"
+	run -0 "$FSTRIM_EXT" -n -v -t ext4 -I "$TAB"
+	run -0 our_lines <<<"$output"
+	assert_output "$MNT: skipped: not of the types given with -t"
+	run -0 "$FSTRIM_EXT" -n -t auto -I "$TAB"
+	assert_output "$MNT: 0 B (dry run) trimmed on $LOOPDEV"
+	run -0 "$FSTRIM_EXT" -n -t noext4 -I "$TAB"
+	assert_output "$MNT: 0 B (dry run) trimmed on $LOOPDEV"
+}
+
 @test "-a: a filesystem mounted twice is trimmed once; a bind mount of a subdirectory never" {
 	make_loop_fs ext4 64
 	mkdir "$MNT/sub" "$BATS_TEST_TMPDIR/again" "$BATS_TEST_TMPDIR/subbind"
