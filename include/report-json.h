@@ -29,7 +29,7 @@ struct report_json_fs {
 	bool trim_asked; /* FITRIM was part of the run */
 	bool journal_asked; /* --journal, --journal-only or --journal-erase */
 	int trim_rc; /* 0, 1 unsupported, or -errno */
-	int journal_rc; /* 0, 1 unsupported, or -errno */
+	int log_step_rc; /* the journal step (log_step_done): 0, 1 unsupported, or -errno */
 	const char *refused; /* why the filesystem was not touched, or NULL */
 	const char *skipped; /* why a table entry was not chosen, or NULL */
 	const char *error; /* what stopped the work on it (cannot open,

@@ -380,15 +380,15 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 		}
 		if (fs->journal_asked) {
 			rc |= set(rj, ln, COL_JOURNAL,
-				  step_word(fs->journal_rc, res->journal_done,
+				  step_word(fs->log_step_rc, res->log_step_done,
 					    res->dry_run));
 			rc |= set(rj, ln, COL_JOURNAL_ERASE,
 				  res->erase == JOURNAL_ERASE_ZEROOUT ? "zeroout" :
 									"discard");
-			if (res->journal_done)
+			if (res->log_step_done)
 				rc |= set(rj, ln, COL_JOURNAL_IFACE,
 					  journal_iface_name(res->journal.iface));
-			if (res->journal_done && !res->dry_run) {
+			if (res->log_step_done && !res->dry_run) {
 				rc |= set(rj, ln, COL_JOURNAL_VERIFIED,
 					  journal_verified_name(res->verify.state));
 				/* blocks with data read back after the first erase */
@@ -411,21 +411,22 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 						 strerror(res->verify.error));
 				worst = -EIO;
 			}
-			if (fs->journal_rc == 1 && journal_not_erased(&res->journal)) {
+			if (fs->log_step_rc == 1 && journal_not_erased(&res->journal)) {
 				if (!*error)
 					snprintf(error, sizeof(error), "journal: %s",
 						 report_journal_reason(&res->journal,
 								       fs->fstype, why,
 								       sizeof(why)));
 				worst = -EOPNOTSUPP;
-			} else if (fs->journal_rc == 1 && !reason) {
+			} else if (fs->log_step_rc == 1 && !reason) {
 				reason = report_journal_reason(&res->journal, fs->fstype,
 							       why, sizeof(why));
-			} else if (fs->journal_rc < 0 && !*error)
+			} else if (fs->log_step_rc < 0 && !*error)
 				snprintf(error, sizeof(error), "journal checkpoint: %s",
-					 strerror(-fs->journal_rc));
-			if (fs->journal_rc < 0 || (worst >= 0 && fs->journal_rc > worst))
-				worst = fs->journal_rc;
+					 strerror(-fs->log_step_rc));
+			if (fs->log_step_rc < 0 ||
+			    (worst >= 0 && fs->log_step_rc > worst))
+				worst = fs->log_step_rc;
 			if (res->names_checked && res->names_check.error) {
 				char dirs[256];
 

@@ -222,7 +222,7 @@ int report_metrics_add(struct report_metrics *rm, const struct fs_result *res,
 	set(&m, M_OK, m.status == ST_OK);
 	set(&m, M_STATUS, 0);
 	set(&m, M_TRIMMED, res->trimmed);
-	set(&m, M_JOURNAL_ERASED, res->journal_done && !res->dry_run);
+	set(&m, M_JOURNAL_ERASED, res->log_step_done && !res->dry_run);
 	set(&m, M_JOURNAL_VERIFIED,
 	    res->verify.state == JOURNAL_VERIFY_ZERO ||
 		    res->verify.state == JOURNAL_VERIFY_ZEROED);
@@ -477,7 +477,7 @@ static struct report_metrics *made_up_run(const char *path)
 	struct fs_result r = { .path = path,
 			       .trim_done = true,
 			       .trimmed = 24111104,
-			       .journal_done = true,
+			       .log_step_done = true,
 			       .verify = { .state = JOURNAL_VERIFY_ZERO } };
 	struct report_json_fs f = { .fstype = "ext4",
 				    .source = "/dev/loop0",

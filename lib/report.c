@@ -59,7 +59,7 @@ char *report_line(const struct fs_result *res, bool verbose)
 	errno = 0;
 	if (!verbose && !res->dry_run)
 		return NULL;
-	if (!res->trim_done && !res->journal_done)
+	if (!res->trim_done && !res->log_step_done)
 		return NULL;
 
 	if (res->device)
@@ -73,11 +73,11 @@ char *report_line(const struct fs_result *res, bool verbose)
 				 size_to_human(res->trimmed, size, sizeof(size)),
 				 res->trimmed);
 	}
-	if (res->journal_done && res->journal.iface == JOURNAL_IFACE_BTRFS_SYNC) {
+	if (res->log_step_done && res->journal.iface == JOURNAL_IFACE_BTRFS_SYNC) {
 		snprintf(journal, sizeof(journal), "transaction %s via %s%s",
 			 res->dry_run ? "commit possible" : "committed", iface,
 			 res->dry_run ? " (dry run)" : "");
-	} else if (res->journal_done) {
+	} else if (res->log_step_done) {
 		if (res->dry_run)
 			snprintf(journal, sizeof(journal),
 				 "journal %s possible via %s (dry run)",
@@ -132,7 +132,7 @@ char *report_line(const struct fs_result *res, bool verbose)
 			 size_to_human(res->trim_end, end, sizeof(end)));
 
 	/* fstrim's line, then the journal after a comma, then where a trim stopped */
-	if (res->trim_done && res->journal_done) {
+	if (res->trim_done && res->log_step_done) {
 		if (asprintf(&line, "%s: %s%s, %s%s%s", res->path, trim, on, journal,
 			     kept, stopped) < 0) {
 			errno = ENOMEM;
@@ -337,7 +337,7 @@ int main(void)
 	check_line(&r, true, "/mnt: 23 MiB (24111104 bytes) trimmed");
 	r.device = "/dev/loop0";
 	check_line(&r, true, "/mnt: 23 MiB (24111104 bytes) trimmed on /dev/loop0");
-	r.journal_done = true;
+	r.log_step_done = true;
 	r.journal.iface = JOURNAL_IFACE_EXT4_CHECKPOINT;
 	check_line(&r, true,
 		   "/mnt: 23 MiB (24111104 bytes) trimmed on /dev/loop0, "
@@ -366,7 +366,7 @@ int main(void)
 	check_line(&r, false,
 		   "/mnt: 0 B (dry run) trimmed on /dev/sda1, journal discard "
 		   "possible via FS_IOC_CHKPT_JRNL (dry run)");
-	r.journal_done = false;
+	r.log_step_done = false;
 	r.device = NULL;
 	check_line(&r, false, "/mnt: 0 B (dry run) trimmed");
 
@@ -386,7 +386,7 @@ int main(void)
 	r = (struct fs_result){ .path = "/mnt",
 				.trim_done = true,
 				.trimmed = 1048576,
-				.journal_done = true,
+				.log_step_done = true,
 				.journal.iface = JOURNAL_IFACE_CHKPT_JRNL,
 				.trim_checked = true,
 				.trim_check = { .read = true },

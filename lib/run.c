@@ -361,7 +361,7 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 		.arg = &run,
 	};
 	char reason[REPORT_REASON_MAX];
-	int trim_rc = 0, journal_rc = 0, rc;
+	int trim_rc = 0, log_step_rc = 0, rc;
 
 	*r = (struct run_result){
 		.res = {
@@ -418,11 +418,11 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 		say(opts, "%s: journal step not done: interrupted", path);
 	} else if (opts->journal) {
 		/* ext4's journal erase, or btrfs's commit (lib/fslog) */
-		journal_rc = fslog_journal_step(fd, opts->erase, opts->dry_run,
-						&res->journal, &res->verify, &reads);
+		log_step_rc = fslog_journal_step(fd, opts->erase, opts->dry_run,
+						 &res->journal, &res->verify, &reads);
 		note_journal_verify(opts, path, &res->verify);
-		if (journal_rc == 0) {
-			res->journal_done = true;
+		if (log_step_rc == 0) {
+			res->log_step_done = true;
 			/*
 			 * Trim again: the checkpoint commits what syncfs left
 			 * and writes metadata home, and the blocks of a
@@ -462,22 +462,22 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 				warn_remnants(opts, fd, path);
 				check_names(opts, fd, path, res, &reads);
 			}
-		} else if (journal_rc == 1 && journal_not_erased(&res->journal)) {
+		} else if (log_step_rc == 1 && journal_not_erased(&res->journal)) {
 			/* a journal to erase that was not: never quiet */
 			say(opts, "%s: journal step not done: %s", path,
 			    report_journal_reason(&res->journal, fstype, reason,
 						  sizeof(reason)));
-		} else if (journal_rc == 1 && !opts->quiet_unsupp) {
+		} else if (log_step_rc == 1 && !opts->quiet_unsupp) {
 			say(opts, "%s: the journal step is not supported: %s", path,
 			    report_journal_reason(&res->journal, fstype, reason,
 						  sizeof(reason)));
-		} else if (journal_rc < 0) {
+		} else if (log_step_rc < 0) {
 			say(opts, "%s: journal checkpoint failed: %s", path,
-			    strerror(-journal_rc));
+			    strerror(-log_step_rc));
 		}
 	}
-	rc = worse(worse(trim_rc, journal_rc), res->retrim_rc);
-	if (journal_rc == 1 && journal_not_erased(&res->journal))
+	rc = worse(worse(trim_rc, log_step_rc), res->retrim_rc);
+	if (log_step_rc == 1 && journal_not_erased(&res->journal))
 		rc = worse(rc, -EOPNOTSUPP);
 	if (res->verify.state == JOURNAL_VERIFY_DATA_LEFT ||
 	    res->verify.state == JOURNAL_VERIFY_UNREAD || report_discarded_left(res) ||
@@ -500,7 +500,7 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 	}
 out:
 	jf->trim_rc = trim_rc;
-	jf->journal_rc = journal_rc;
+	jf->log_step_rc = log_step_rc;
 	jf->rc = rc;
 	audit_free_marks_free(unreached);
 	return rc;

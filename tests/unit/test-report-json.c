@@ -70,9 +70,9 @@ int main(int argc, char **argv)
 		report_json_add(rj, &r, &f);
 		r.path = "/srv \"quoted\"";
 		r.device = "/dev/loop1";
-		r.journal_done = false;
+		r.log_step_done = false;
 		f.journal_asked = true;
-		f.journal_rc = 1;
+		f.log_step_rc = 1;
 		r.journal.unsupported = JOURNAL_NO_JOURNAL;
 		report_json_warning(
 			rj, "%s: the journal step is not supported: %s", r.path,
@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 		r.trim_done = false;
 		f.fstype = "xfs";
 		f.trim_rc = -EIO;
-		f.journal_rc = 1;
+		f.log_step_rc = 1;
 		r.journal.unsupported = JOURNAL_NOT_EXT4;
 		report_json_add(rj, &r, &f);
 		f = (struct report_json_fs){ .fstype = "ext4",
