@@ -14,23 +14,14 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <ext2fs/ext2fs.h>
+
 #include "ext4-ioctl.h"
 #include "remnants.h"
 #include "sysfs.h"
 
 /* ext4_mb_seq_groups_show() prints orders 2^0 .. 2^13, whatever the block size. */
 #define MB_GROUPS_ORDERS 14
-
-/* The ext4 superblock, as far as it is read here (offsets from its start). */
-#define EXT4_SB_OFFSET 1024
-#define EXT4_SB_LOG_BLOCK 0x18
-#define EXT4_SB_LOG_CLUSTER 0x1c
-#define EXT4_SB_MAGIC 0x38
-#define EXT4_SB_COMPAT 0x5c
-#define EXT4_SB_RO_COMPAT 0x64
-#define EXT4_MAGIC 0xef53
-#define EXT4_COMPAT_DIR_INDEX 0x0020
-#define EXT4_RO_COMPAT_BIGALLOC 0x0200
 
 static const char *skip_blanks(const char *p)
 {
@@ -150,15 +141,6 @@ out:
 	return rc;
 }
 
-static uint32_t le32(const unsigned char *p)
-{
-	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/*
- * Allocation unit and dir_index from the superblock of the device @dev,
- * read through @path, which must be that device's node.
- */
 /* Whether read_superblock() found no node to read, rather than failing to read one. */
 static bool sb_not_found(int rc)
 {
@@ -166,39 +148,31 @@ static bool sb_not_found(int rc)
 	       rc == -EPERM;
 }
 
+/*
+ * Allocation unit (the cluster with bigalloc) and dir_index from the
+ * superblock of the device @dev, read with libext2fs through @path,
+ * which must be that device's node.
+ */
 static int read_superblock(const char *path, dev_t dev, uint32_t *unit, bool *dir_index)
 {
-	unsigned char sb[1024];
 	struct stat st;
-	uint32_t log;
-	ssize_t n;
-	int fd;
+	ext2_filsys fs;
+	errcode_t err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (stat(path, &st) != 0)
 		return -errno;
-	if (fstat(fd, &st) != 0 || !S_ISBLK(st.st_mode) || st.st_rdev != dev) {
-		close(fd);
+	if (!S_ISBLK(st.st_mode) || st.st_rdev != dev)
 		return -ENODEV;
-	}
-	n = pread(fd, sb, sizeof(sb), EXT4_SB_OFFSET);
-	if (n < 0)
-		n = -errno;
-	close(fd);
-	if (n < 0)
-		return (int)n;
-	if (n != sizeof(sb) ||
-	    (sb[EXT4_SB_MAGIC] | sb[EXT4_SB_MAGIC + 1] << 8) != EXT4_MAGIC)
-		return -EINVAL;
-
-	if (le32(sb + EXT4_SB_RO_COMPAT) & EXT4_RO_COMPAT_BIGALLOC)
-		log = le32(sb + EXT4_SB_LOG_CLUSTER);
-	else
-		log = le32(sb + EXT4_SB_LOG_BLOCK);
-	if (log > 20)
-		return -EINVAL;
-	*unit = 1024U << log;
-	*dir_index = le32(sb + EXT4_SB_COMPAT) & EXT4_COMPAT_DIR_INDEX;
+	err = ext2fs_open(path,
+			  EXT2_FLAG_SUPER_ONLY | EXT2_FLAG_64BITS |
+				  EXT2_FLAG_IGNORE_CSUM_ERRORS,
+			  0, 0, unix_io_manager, &fs);
+	if (err)
+		/* the unix io manager's errors are errno values */
+		return err < 4096 ? -(int)err : -EINVAL;
+	*unit = EXT2_CLUSTER_SIZE(fs->super);
+	*dir_index = ext2fs_has_feature_dir_index(fs->super);
+	ext2fs_close_free(&fs);
 	return 0;
 }
 
