@@ -32,6 +32,26 @@
  */
 #define NAME_FRAGMENT_MIN 8
 
+/*
+ * A block read again after the second discard, against the crc32c @sum
+ * of what it held before: the @len bytes at @off of the device open at
+ * @dev are read into @buf, the block being the @bsize bytes at @at of
+ * them. AUDIT_REREAD_SAME: it holds what it held, not erased.
+ * AUDIT_REREAD_GONE: zero, or other data that a read right after gives
+ * again (a writer's, a reused block). AUDIT_REREAD_UNSTEADY: other data
+ * that the read right after changes again: what the device returns for
+ * a discarded block changes from read to read, and whether it still
+ * holds the old data cannot be told. Or -errno.
+ */
+enum audit_reread {
+	AUDIT_REREAD_SAME,
+	AUDIT_REREAD_GONE,
+	AUDIT_REREAD_UNSTEADY
+};
+
+int audit_block_reread(int dev, unsigned char *buf, size_t len, uint64_t off, size_t at,
+		       size_t bsize, uint32_t sum);
+
 /* Fill @out with the discard and write-zeroes limits of the disk holding @devno. */
 void audit_describe_device(dev_t devno, struct audit_device *out);
 

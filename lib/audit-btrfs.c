@@ -615,11 +615,11 @@ int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *m, struct audit_free *
 	size_t i, n = 0, open_dev = SIZE_MAX;
 	int dev = -1, rc;
 
+	out->unsteady_blocks = 0;
 	rc = bt_load(&bt, NULL);
 	for (i = 0; i < m->count && !rc; i++) {
 		const struct bt_mark *k = &m->v[i];
 		uint64_t at = k->sector * bt.sectorsize;
-		ssize_t got;
 
 		if (k->dev >= bt.ndev || !is_free(&bt, k->dev, at))
 			continue;
@@ -634,14 +634,15 @@ int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *m, struct audit_free *
 			}
 			open_dev = k->dev;
 		}
-		got = pread(dev, buf, bt.sectorsize, (off_t)at);
-		if (got != (ssize_t)bt.sectorsize) {
-			rc = got < 0 ? -errno : -EIO;
-			break;
-		}
+		rc = audit_block_reread(dev, buf, bt.sectorsize, at, 0, bt.sectorsize,
+					k->sum);
 		/* the same data, free all along: the discards did not erase it */
-		if (ext2fs_crc32c_le(~0U, buf, bt.sectorsize) == k->sum)
+		if (rc == AUDIT_REREAD_SAME)
 			m->v[n++] = *k;
+		else if (rc == AUDIT_REREAD_UNSTEADY)
+			out->unsteady_blocks++;
+		if (rc > 0)
+			rc = 0;
 	}
 	if (dev >= 0)
 		close(dev);

@@ -631,10 +631,38 @@ int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 	return rc;
 }
 
+/*
+ * Of the blocks @u that read back unsteadily, keep those still free, to
+ * the allocator (the read back's marks: it had them free) and on the disk,
+ * and count them in @out: a writer's block changes from read to read too.
+ */
+static int unsteady_still_free(int fd, const struct audit_free_marks *marks,
+			       struct block_list *u, struct audit_free *out)
+{
+	ext2_filsys fs = NULL;
+	int rc = 0;
+
+	out->unsteady_blocks = 0;
+	if (!u->count)
+		return 0;
+	if (!marks->gran) {
+		if (ext2fs_open(marks->devpath,
+				EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0,
+				unix_io_manager, &fs) != 0)
+			return -EUCLEAN;
+		rc = alloc_still_free(fd, fs, u);
+		ext2fs_close_free(&fs);
+		if (rc)
+			return rc;
+	}
+	out->unsteady_blocks = still_free(marks->devpath, u);
+	return 0;
+}
+
 /* ext4's part of audit_free_recheck(). */
 int audit_ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free *out)
 {
-	struct block_list *l = &marks->blocks;
+	struct block_list *l = &marks->blocks, unsteady = { 0 };
 	size_t span = marks->bsize > DIRECT_ALIGN ? marks->bsize : DIRECT_ALIGN;
 	ext2_filsys fs = NULL;
 	unsigned char *buf;
@@ -644,23 +672,26 @@ int audit_ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free
 	dev = audit_direct_open(marks->devpath, span, &buf);
 	if (dev < 0)
 		return dev;
-	for (i = 0; i < l->count; i++) {
+	for (i = 0; i < l->count && !rc; i++) {
 		/* O_DIRECT reads whole aligned pieces: the one holding the block */
 		uint64_t at = l->v[i] * marks->bsize;
 		uint64_t piece = at / DIRECT_ALIGN * DIRECT_ALIGN;
-		ssize_t got = pread(dev, buf, span, (off_t)piece);
 
-		if (got < 0 || (uint64_t)got < at - piece + marks->bsize) {
-			rc = got < 0 ? -errno : -EIO;
-			break;
-		}
-		if (ext2fs_crc32c_le(~0U, buf + (at - piece), marks->bsize) != l->sum[i])
-			continue;
-		l->sum[n] = l->sum[i];
-		l->v[n++] = l->v[i];
+		rc = audit_block_reread(dev, buf, span, piece, at - piece, marks->bsize,
+					l->sum[i]);
+		if (rc == AUDIT_REREAD_UNSTEADY)
+			rc = blocks_add(&unsteady, l->v[i], NULL, 0);
+		else if (rc == AUDIT_REREAD_SAME) {
+			l->sum[n] = l->sum[i];
+			l->v[n++] = l->v[i];
+		} else if (rc == AUDIT_REREAD_GONE)
+			rc = 0;
 	}
 	close(dev);
 	free(buf);
+	if (!rc)
+		rc = unsteady_still_free(fd, marks, &unsteady, out);
+	blocks_free(&unsteady);
 	if (rc)
 		return rc;
 	l->count = n;

@@ -94,6 +94,36 @@ bool audit_block_is_zero(const unsigned char *p, size_t len)
 	return true;
 }
 
+/* Read @len bytes at @off into @buf, and give the crc32c of the @bsize at @at. */
+static int read_sum(int dev, unsigned char *buf, size_t len, uint64_t off, size_t at,
+		    size_t bsize, uint32_t *sum)
+{
+	ssize_t got = pread(dev, buf, len, (off_t)off);
+
+	if (got < 0 || (size_t)got < at + bsize)
+		return got < 0 ? -errno : -EIO;
+	*sum = ext2fs_crc32c_le(~0U, buf + at, bsize);
+	return 0;
+}
+
+int audit_block_reread(int dev, unsigned char *buf, size_t len, uint64_t off, size_t at,
+		       size_t bsize, uint32_t sum)
+{
+	uint32_t now = 0, again = 0;
+	int rc = read_sum(dev, buf, len, off, at, bsize, &now);
+
+	if (rc)
+		return rc;
+	if (now == sum)
+		return AUDIT_REREAD_SAME;
+	if (audit_block_is_zero(buf + at, bsize))
+		return AUDIT_REREAD_GONE;
+	rc = read_sum(dev, buf, len, off, at, bsize, &again);
+	if (rc)
+		return rc;
+	return again == now ? AUDIT_REREAD_GONE : AUDIT_REREAD_UNSTEADY;
+}
+
 void audit_read_tell(const struct audit_progress *progress, enum audit_read_when when,
 		     const struct audit_read *r)
 {

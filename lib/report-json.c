@@ -344,9 +344,10 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 				const struct audit_free *f = &res->trim_check;
 
 				rc |= set(rj, ln, COL_TRIM_VERIFIED,
-					  !f->read	    ? "not-read" :
-					  f->nonzero_blocks ? "data-left" :
-							      "zero");
+					  !f->read	       ? "not-read" :
+					  f->nonzero_blocks    ? "data-left" :
+					  report_unsteady(res) ? "not-verified" :
+								 "zero");
 				rc |= set_u64(rj, ln, COL_TRIM_READBACK, f->read_bytes);
 			}
 			if (fs->trim_rc == 1)
@@ -375,6 +376,13 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 					 "free space: %" PRIu64
 					 " blocks FITRIM cannot reach still hold data",
 					 report_unreached_left(res));
+				worst = -EIO;
+			} else if (report_unsteady(res)) {
+				snprintf(
+					error, sizeof(error),
+					"free space: %" PRIu64
+					" blocks read back other data at each read: not verified",
+					report_unsteady(res));
 				worst = -EIO;
 			}
 		}

@@ -117,6 +117,11 @@ char *report_line(const struct fs_result *res, bool verbose)
 			 ", but %" PRIu64
 			 " free blocks FITRIM cannot reach still hold data",
 			 report_unreached_left(res));
+	else if (report_unsteady(res))
+		snprintf(kept, sizeof(kept),
+			 ", but %" PRIu64 " free blocks read back other data at each "
+			 "read: not verified",
+			 report_unsteady(res));
 	else if (report_names_left(res))
 		snprintf(kept, sizeof(kept),
 			 ", but %" PRIu64
@@ -208,6 +213,14 @@ uint64_t report_unreached_left(const struct fs_result *res)
 	return res->trim_checked && res->unreached_check.read ?
 		       res->unreached_check.nonzero_blocks :
 		       0;
+}
+
+uint64_t report_unsteady(const struct fs_result *res)
+{
+	if (!res->trim_checked)
+		return 0;
+	return (res->trim_check.read ? res->trim_check.unsteady_blocks : 0) +
+	       (res->unreached_check.read ? res->unreached_check.unsteady_blocks : 0);
 }
 
 uint64_t report_names_left(const struct fs_result *res)
@@ -332,7 +345,7 @@ int main(void)
 {
 	struct fs_result r = { .path = "/mnt", .trim_done = true, .trimmed = 24111104 };
 
-	printf("1..21\n");
+	printf("1..22\n");
 	check_line(&r, false, NULL);
 	check_line(&r, true, "/mnt: 23 MiB (24111104 bytes) trimmed");
 	r.device = "/dev/loop0";
@@ -402,6 +415,14 @@ int main(void)
 		   "discarded via FS_IOC_CHKPT_JRNL, but 3 discarded free blocks "
 		   "still hold data");
 	check_left(&r, 3, 12);
+	/* blocks the device reads back anew at each read: not verified */
+	r.trim_check = (struct audit_free){ .read = true, .unsteady_blocks = 4 };
+	r.unreached_check = (struct audit_free){ .read = true, .unsteady_blocks = 1 };
+	check_line(&r, true,
+		   "/mnt: 1 MiB (1048576 bytes) trimmed, journal checkpointed and "
+		   "discarded via FS_IOC_CHKPT_JRNL, but 5 free blocks read back other "
+		   "data at each read: not verified");
+	r.unreached_check = (struct audit_free){ .read = true, .nonzero_blocks = 12 };
 	/* what was not read back counts for no block, and fails the line */
 	r.trim_check = (struct audit_free){ .error = EIO };
 	r.unreached_check.read = false;

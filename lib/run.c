@@ -275,6 +275,13 @@ static void verify_trim(const struct run_opts *opts, int fd, const char *path,
 		    " in free extents shorter than the discard granularity",
 		    path, u->nonzero_blocks, u->held_blocks, u->short_blocks);
 	}
+	if (report_unsteady(res))
+		say(opts,
+		    "%s: %" PRIu64 " free blocks read back after a second discard with "
+		    "other data than before, and other again at the read right after: "
+		    "the device does not read discarded blocks back the same way twice, "
+		    "so their erase is not verified",
+		    path, report_unsteady(res));
 }
 
 /* Whether the filesystem itself is read-only, not only this view of it. */
@@ -482,7 +489,8 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 	if (res->verify.state == JOURNAL_VERIFY_DATA_LEFT ||
 	    res->verify.state == JOURNAL_VERIFY_UNREAD || report_discarded_left(res) ||
 	    report_free_unread(res) || report_unreached_left(res) ||
-	    report_names_left(res) || (res->names_checked && res->names_check.error))
+	    report_unsteady(res) || report_names_left(res) ||
+	    (res->names_checked && res->names_check.error))
 		rc = worse(rc, -EIO);
 
 	if (opts->audit) {

@@ -169,3 +169,24 @@ remnants_on() {
 	run -32 "$FSTRIM_EXT" --audit --json "$MNT"
 	assert_equal "$(jq -r '.filesystems[0].audit' <<<"$output")" incomplete
 }
+
+# A drive that answers each read of a discarded block with other data
+# (tests/preload/unsteady.so, over 64 KiB of device space in no chunk,
+# which FITRIM discards): the erase is not verified and the run fails.
+# bats test_tags=root
+@test "btrfs: free space that reads back other data at every read after the second discard: not verified, status 1" {
+	local shim size
+	require_cmd jq
+	load test_helper/workload
+	shim=$(PAUSE_SHIM="$top_builddir/tests/preload/unsteady.so" _pause_preload) || exit 1
+	MOUNT_OPTS=nodiscard make_loop_fs btrfs 512
+	size=$(blockdev --getsize64 "$LOOPDEV")
+	export FSTRIM_EXT_UNSTEADY="$LOOPDEV:$((size - (1 << 20))):$((64 << 10)):each"
+	run -1 --separate-stderr env LD_PRELOAD="$shim" "$FSTRIM_EXT" --json --journal "$MNT"
+	assert_equal "$(jq -r '.filesystems[0].trim_verified' <<<"$output")" not-verified
+	assert_equal "$(jq -r '.filesystems[0].error' <<<"$output")" \
+		"free space: 16 blocks read back other data at each read: not verified"
+	FSTRIM_EXT_UNSTEADY=${FSTRIM_EXT_UNSTEADY%:each}:once
+	run -0 --separate-stderr env LD_PRELOAD="$shim" "$FSTRIM_EXT" --json --journal "$MNT"
+	assert_equal "$(jq -r '.filesystems[0].trim_verified' <<<"$output")" zero
+}

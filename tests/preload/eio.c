@@ -31,22 +31,10 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "fd-is.h"
+
 typedef ssize_t (*pread_fn)(int, void *, size_t, off_t);
 typedef ssize_t (*read_fn)(int, void *, size_t);
-
-/* Whether @fd is open on the path @dev. */
-static bool is_dev(int fd, const char *dev)
-{
-	char link[64], path[PATH_MAX];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, path, sizeof(path) - 1);
-	if (n <= 0)
-		return false;
-	path[n] = '\0';
-	return strcmp(path, dev) == 0;
-}
 
 static bool overlaps(unsigned long long off, size_t len, unsigned long long start,
 		     unsigned long long count)
