@@ -74,11 +74,12 @@ struct audit_free {
 					 * granularity, which FITRIM skips */
 	uint64_t held_blocks; /* not free to it: preallocated, or freed by a
 					 * transaction not yet committed */
-	uint64_t unsteady_blocks; /* read back after the second discard with
-					 * other data than before, and other
-					 * again at a read right after: the
-					 * device does not read them back
-					 * deterministically (audit_free_recheck()) */
+	uint64_t unsteady_blocks; /* discarded, read back after the second
+					 * discard with other data than before,
+					 * and other again at a read right
+					 * after: the device does not read them
+					 * back deterministically
+					 * (audit_free_recheck()) */
 	int error; /* 0, or the errno that stopped the read */
 };
 

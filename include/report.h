@@ -69,10 +69,10 @@ uint64_t report_discarded_left(const struct fs_result *res);
 int report_free_unread(const struct fs_result *res);
 uint64_t report_unreached_left(const struct fs_result *res);
 /*
- * Free blocks read back after the second discard that the device gave
- * other data at each read (struct audit_free's unsteady_blocks), when the
- * run read them back, else 0: their erase is not verified, which fails
- * the filesystem.
+ * Discarded free blocks read back after the second discard that the
+ * device gave other data at each read (trim_check's unsteady_blocks),
+ * when the run read them back, else 0: their erase is not verified, which
+ * fails the filesystem.
  */
 uint64_t report_unsteady(const struct fs_result *res);
 

@@ -632,9 +632,9 @@ int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 }
 
 /*
- * Of the blocks @u that read back unsteadily, keep those still free, to
- * the allocator (the read back's marks: it had them free) and on the disk,
- * and count them in @out: a writer's block changes from read to read too.
+ * Of the blocks @u (of the read back's marks) that read back unsteadily,
+ * keep those still free, to the allocator and on the disk, and count them
+ * in @out: a writer's block changes from read to read too.
  */
 static int unsteady_still_free(int fd, const struct audit_free_marks *marks,
 			       struct block_list *u, struct audit_free *out)
@@ -679,12 +679,17 @@ int audit_ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free
 
 		rc = audit_block_reread(dev, buf, span, piece, at - piece, marks->bsize,
 					l->sum[i]);
-		if (rc == AUDIT_REREAD_UNSTEADY)
+		/*
+		 * Unsteady counts only where a discard covered the block: one
+		 * FITRIM cannot reach was never discarded, and a writer may
+		 * be filling it (a preallocation's) between the two reads.
+		 */
+		if (rc == AUDIT_REREAD_UNSTEADY && !marks->gran)
 			rc = blocks_add(&unsteady, l->v[i], NULL, 0);
 		else if (rc == AUDIT_REREAD_SAME) {
 			l->sum[n] = l->sum[i];
 			l->v[n++] = l->v[i];
-		} else if (rc == AUDIT_REREAD_GONE)
+		} else if (rc > 0)
 			rc = 0;
 	}
 	close(dev);
