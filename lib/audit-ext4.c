@@ -632,31 +632,28 @@ int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 }
 
 /*
- * Of the blocks @u (of the read back's marks) that read back unsteadily,
- * keep those still free, to the allocator and on the disk, and count them
- * in @out: a writer's block changes from read to read too.
+ * Keep of @l, read again for audit_free_recheck(), the blocks still free
+ * (to the allocator, for the read back's marks: it had them free; and on
+ * the disk), and give their count in *@n.
  */
-static int unsteady_still_free(int fd, const struct audit_free_marks *marks,
-			       struct block_list *u, struct audit_free *out)
+static int keep_still_free(int fd, const struct audit_free_marks *marks,
+			   struct block_list *l, uint64_t *n)
 {
 	ext2_filsys fs = NULL;
 	int rc = 0;
 
-	out->unsteady_blocks = 0;
-	if (!u->count)
+	*n = 0;
+	if (!l->count)
 		return 0;
-	if (!marks->gran) {
-		if (ext2fs_open(marks->devpath,
-				EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0,
-				unix_io_manager, &fs) != 0)
-			return -EUCLEAN;
-		rc = alloc_still_free(fd, fs, u);
-		ext2fs_close_free(&fs);
-		if (rc)
-			return rc;
-	}
-	out->unsteady_blocks = still_free(marks->devpath, u);
-	return 0;
+	if (ext2fs_open(marks->devpath, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS,
+			0, 0, unix_io_manager, &fs) != 0)
+		return -EUCLEAN;
+	if (!marks->gran)
+		rc = alloc_still_free(fd, fs, l);
+	ext2fs_close_free(&fs);
+	if (!rc)
+		*n = still_free(marks->devpath, l);
+	return rc;
 }
 
 /* ext4's part of audit_free_recheck(). */
@@ -666,6 +663,7 @@ int audit_ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free
 	size_t span = marks->bsize > DIRECT_ALIGN ? marks->bsize : DIRECT_ALIGN;
 	ext2_filsys fs = NULL;
 	unsigned char *buf;
+	uint64_t left;
 	size_t i, n = 0;
 	int dev, rc = 0;
 
@@ -694,32 +692,24 @@ int audit_ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free
 	}
 	close(dev);
 	free(buf);
+	/* a writer's block changes from read to read too: only those still free */
 	if (!rc)
-		rc = unsteady_still_free(fd, marks, &unsteady, out);
+		rc = keep_still_free(fd, marks, &unsteady, &out->unsteady_blocks);
 	blocks_free(&unsteady);
 	if (rc)
 		return rc;
 	l->count = n;
 	out->short_blocks = out->held_blocks = 0;
 	out->classified = false;
-	if (!l->count) {
-		out->nonzero_blocks = l->over;
-		return 0;
-	}
-	if (ext2fs_open(marks->devpath, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS,
-			0, 0, unix_io_manager, &fs) != 0)
-		return -EUCLEAN;
 	/*
 	 * What FITRIM discarded and still holds data counts only where the
 	 * allocator still has it free; where FITRIM could not reach, why
 	 * (the allocator's view now).
 	 */
-	if (!marks->gran)
-		rc = alloc_still_free(fd, fs, l);
-	ext2fs_close_free(&fs);
+	rc = keep_still_free(fd, marks, l, &left);
 	if (rc)
 		return rc;
-	out->nonzero_blocks = still_free(marks->devpath, l) + l->over;
+	out->nonzero_blocks = left + l->over;
 	if (marks->gran && l->count &&
 	    ext2fs_open(marks->devpath, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS,
 			0, 0, unix_io_manager, &fs) == 0) {
