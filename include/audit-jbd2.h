@@ -49,12 +49,23 @@ int external_layout(ext2_filsys fs, struct audit_result *out, struct journal_lay
 void layout_free(struct journal_layout *jl);
 
 /*
+ * Where the allocator holds blocks free now: fills *@map (a bit set: free)
+ * or returns -errno. Asked after the walk of the log, not before: a block
+ * free then was freed after each copy the walk found.
+ */
+struct free_now {
+	int (*map)(void *arg, ext2_filsys fs, ext2fs_block_bitmap *map);
+	void *arg;
+};
+
+/*
  * Count the blocks of the journal at @jl into @j, live and old (the log
- * recovery would replay, or older transactions); the read is told to
+ * recovery would replay, or older transactions); a copy in the live log
+ * of a block that @freed says is free now is old; the read is told to
  * @progress (NULL for none). Returns 0 or -errno.
  */
-int scan_journal(struct journal_layout *jl, ext2_filsys fs, struct audit_journal *j,
-		 const struct audit_progress *progress);
+int scan_journal(struct journal_layout *jl, ext2_filsys fs, const struct free_now *freed,
+		 struct audit_journal *j, const struct audit_progress *progress);
 
 /* ext4's fast-commit tags (fs/ext4/fast_commit.h): little-endian tag and length */
 #define EXT4_FC_TL_SIZE 4

@@ -171,6 +171,24 @@ static int alloc_free_next(struct alloc_free *w, blk64_t *start, blk64_t *end)
  * it is no longer free space, and FITRIM rightly skipped it. The disk's
  * bitmap cannot tell: it is written home only at a checkpoint.
  */
+/* struct free_now's map(): the allocator's free blocks, for the journal's judgement */
+static int alloc_free_map(void *arg, ext2_filsys fs, ext2fs_block_bitmap *map)
+{
+	struct alloc_free w;
+	blk64_t s, e;
+	int rc;
+
+	if (ext2fs_allocate_block_bitmap(fs, "free now", map)) {
+		*map = NULL;
+		return -ENOMEM;
+	}
+	rc = alloc_free_open(&w, *(int *)arg, fs);
+	while (!rc && (rc = alloc_free_next(&w, &s, &e)) == 0)
+		ext2fs_mark_block_bitmap_range2(*map, s, (unsigned int)(e - s));
+	alloc_free_close(&w);
+	return rc == 1 ? 0 : rc;
+}
+
 static int alloc_still_free(int fd, ext2_filsys fs, struct block_list *l)
 {
 	struct alloc_free w;
@@ -370,7 +388,9 @@ int audit_ext4(int fd, struct audit_result *out, const struct audit_progress *pr
 				     -ENOMEM;
 		}
 		if (!rc)
-			rc = scan_journal(&jl, fs, &out->journal, progress);
+			rc = scan_journal(&jl, fs,
+					  &(struct free_now){ alloc_free_map, &fd },
+					  &out->journal, progress);
 		layout_free(&jl);
 		out->journal.error = -rc;
 		out->journal.read = rc == 0;

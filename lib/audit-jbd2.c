@@ -173,20 +173,17 @@ static bool has_lost_text(const unsigned char *old, const unsigned char *new, si
  * A copy in the live log that a later transaction logs again is an old
  * version, but not every old version is deleted data: lazy inode-table
  * initialisation and timestamps log the same block again and again.
- * It counts when the block was revoked since (freed metadata, such as
- * a deleted directory's), is free now, or holds text that the newest
- * copy lacks (a deleted name, a deleted file's journalled contents).
+ * It counts when the block was revoked since (freed metadata, such as a
+ * deleted directory's) or holds text the newest copy lacks (a deleted name).
  */
-static int judge_superseded(int dev, const struct journal_layout *jl, ext2_filsys fs,
+static int judge_superseded(int dev, const struct journal_layout *jl,
 			    struct logged_block *old, const struct logged_block *newest,
 			    unsigned char *cls, unsigned char *buf)
 {
 	unsigned char *latest = NULL;
 	int rc;
 
-	if (newest->jblk == UINT32_MAX ||
-	    (fs->block_map && newest->fsblk < ext2fs_blocks_count(fs->super) &&
-	     !ext2fs_test_block_bitmap2(fs->block_map, newest->fsblk))) {
+	if (newest->jblk == UINT32_MAX) {
 		cls[old->jblk] = JBLOCK_SUPERSEDED;
 		return 0;
 	}
@@ -203,6 +200,30 @@ static int judge_superseded(int dev, const struct journal_layout *jl, ext2_filsy
 }
 
 /*
+ * A copy of a block the allocator holds free now is deleted data, whatever
+ * it holds (data=journal frees a file's contents without a revoke record).
+ */
+static int judge_freed(ext2_filsys fs, const struct free_now *freed,
+		       const struct logged_list *logged, unsigned char *cls)
+{
+	ext2fs_block_bitmap map = NULL;
+	size_t i;
+	int rc;
+
+	rc = freed->map(freed->arg, fs, &map);
+	for (i = 0; !rc && i < logged->count; i++) {
+		const struct logged_block *b = &logged->v[i];
+
+		if (b->jblk != UINT32_MAX && b->fsblk >= fs->super->s_first_data_block &&
+		    b->fsblk < ext2fs_blocks_count(fs->super) &&
+		    ext2fs_test_block_bitmap2(map, b->fsblk))
+			cls[b->jblk] = JBLOCK_SUPERSEDED;
+	}
+	ext2fs_free_block_bitmap(map);
+	return rc;
+}
+
+/*
  * Walk the log as recovery would: from the superblock's start, while
  * each block carries the jbd2 magic and the expected sequence. The
  * blocks walked are live; every other block of the journal holds older
@@ -210,7 +231,8 @@ static int judge_superseded(int dev, const struct journal_layout *jl, ext2_filsy
  * a later transaction logs again or revokes is an old version too.
  */
 static int classify_log(int dev, const struct journal_layout *jl, ext2_filsys fs,
-			unsigned char *cls, unsigned char *buf)
+			const struct free_now *freed, unsigned char *cls,
+			unsigned char *buf)
 {
 	size_t rsize = jl->incompat & JBD2_INCOMPAT_64BIT ? 8 : 4;
 	struct logged_list logged = { 0 };
@@ -266,6 +288,7 @@ static int classify_log(int dev, const struct journal_layout *jl, ext2_filsys fs
 	}
 #undef NEXT
 	if (!rc && logged.count) {
+		rc = judge_freed(fs, freed, &logged, cls);
 		qsort(logged.v, logged.count, sizeof(*logged.v), cmp_logged);
 		/* sorted by block, then transaction: the last of a block is the newest */
 		for (i = 0; i + 1 < logged.count && !rc; i++) {
@@ -277,8 +300,8 @@ static int classify_log(int dev, const struct journal_layout *jl, ext2_filsys fs
 			while (last + 1 < logged.count &&
 			       logged.v[last + 1].fsblk == logged.v[i].fsblk)
 				last++;
-			rc = judge_superseded(dev, jl, fs, &logged.v[i], &logged.v[last],
-					      cls, buf);
+			rc = judge_superseded(dev, jl, &logged.v[i], &logged.v[last], cls,
+					      buf);
 		}
 	}
 	free(logged.v);
@@ -326,8 +349,8 @@ static int read_layout_sb(int dev, struct journal_layout *jl, unsigned char *buf
  * read can show journal blocks the erase already removed (the jbd2
  * off-by-one of Linux 6.1.y) or hide blocks a discard left readable.
  */
-int scan_journal(struct journal_layout *jl, ext2_filsys fs, struct audit_journal *j,
-		 const struct audit_progress *progress)
+int scan_journal(struct journal_layout *jl, ext2_filsys fs, const struct free_now *freed,
+		 struct audit_journal *j, const struct audit_progress *progress)
 {
 	unsigned char *buf = NULL, *big = NULL, *cls = NULL, *nonzero = NULL;
 	uint32_t blk, since, pending = UINT32_MAX;
@@ -397,7 +420,7 @@ int scan_journal(struct journal_layout *jl, ext2_filsys fs, struct audit_journal
 	if (!rc)
 		rc = read_layout_sb(dev, jl, buf);
 	if (!rc)
-		rc = classify_log(dev, jl, fs, cls, buf);
+		rc = classify_log(dev, jl, fs, freed, cls, buf);
 	for (blk = jl->first; !rc && blk < jl->maxlen; blk++) {
 		j->blocks++;
 		if (!nonzero[blk])
@@ -629,25 +652,11 @@ int audit_journal_sequence(struct audit_journal_dev *jd, uint32_t *seq)
 	return rc;
 }
 
-/* A cheap fingerprint of a block, to tell whether it changed between two reads. */
-static uint64_t block_hash(const unsigned char *p, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL, w;
-	size_t i;
-
-	for (i = 0; i + sizeof(w) <= len; i += sizeof(w)) {
-		memcpy(&w, p + i, sizeof(w));
-		h = (h ^ w) * 0x100000001b3ULL;
-		h ^= h >> 29;
-	}
-	return h;
-}
-
 /* What one read of the whole journal found, block by block. */
 struct journal_pass {
 	unsigned char *nonzero;
 	unsigned char *explained; /* part of a transaction from @since on */
-	uint64_t *hash;
+	uint32_t *hash; /* crc32c: whether it changed between two reads */
 };
 
 static void pass_free(struct journal_pass *p)
@@ -728,7 +737,7 @@ static int read_pass(struct audit_journal_dev *jd, uint32_t since, unsigned char
 				continue;
 			}
 			p->nonzero[blk] = 1;
-			p->hash[blk] = block_hash(b, jl->bsize);
+			p->hash[blk] = ext2fs_crc32c_le(~0U, b, jl->bsize);
 			if (blk >= jl->last)
 				audit_fc_explain(b, jl->bsize, blk, since, &pending,
 						 p->explained);

@@ -375,6 +375,48 @@ count_device() {
 	assert_output --regexp "^$MNT: audit: nothing found; journal: 0 of [0-9]+ blocks hold older transactions, [1-9][0-9]* the live log; "
 }
 
+# utf16_on_device DEV: how many "SECRET-U16-" the device holds in UTF-16LE
+utf16_on_device() {
+	dd if="$1" iflag=direct bs=1M status=none |
+		grep -aoP 'S\x00E\x00C\x00R\x00E\x00T\x00-\x00U\x001\x006\x00-\x00' |
+		wc -l
+}
+
+# data=journal logs a file's contents, and frees them on deletion without
+# a revoke record. A file of 16 blocks written and fsynced, then deleted and its
+# directory fsynced: its contents lie in the live log, which no
+# checkpoint has passed, in a block the allocator holds free. UTF-16
+# text has no run of printable bytes: only that the block is free now
+# can tell that the copy is deleted data.
+# bats test_tags=root
+@test "data=journal: a deleted file's contents in the live log are found, whatever they hold" {
+	require_root
+	require_cmd jq iconv
+	MOUNT_OPTS=noatime,data=journal make_loop_fs ext4 64 -b 4096 \
+		-E lazy_itable_init=0,lazy_journal_init=0
+	local text
+	# 16 blocks of it, 64 KiB
+	printf -v text 'SECRET-U16-%04d.' {0..2099}
+	iconv -f ASCII -t UTF-16LE <<<"$text" | head -c 65536 >"$MNT/utf16"
+	sync "$MNT/utf16"
+	rm "$MNT/utf16"
+	sync "$MNT"
+	# the scenario: the contents are on the device, in the journal only
+	run -0 utf16_on_device "$LOOPDEV"
+	((output > 0)) || fail "the contents never reached the device"
+	run -2 --separate-stderr "$FSTRIM_EXT" --audit --json "$MNT"
+	assert_equal "$(jq -r '.filesystems[0].audit_found' <<<"$output")" true
+	# its 16 blocks at least, whatever else the log holds
+	(($(jq -r '.filesystems[0].audit_journal_old_blocks' <<<"$output") >= 16)) ||
+		fail "the deleted contents were not counted: $output"
+	# --journal erases them, and the audit after agrees with the device
+	run -0 "$FSTRIM_EXT" --journal "$MNT"
+	run -0 utf16_on_device "$LOOPDEV"
+	assert_output 0
+	run -0 "$FSTRIM_EXT" --audit "$MNT"
+	assert_output --partial "$MNT: audit: nothing found; journal: 0 of "
+}
+
 # bats test_tags=root
 @test "deleted contents in free space that no FITRIM reached are found: --journal-only, a device without discard" {
 	require_root
