@@ -588,6 +588,64 @@ assert_report_last() {
 	assert_report_last "$MNT: *trimmed*"
 }
 
+# --journal -m 64M: every free extent of make_slow_read_fs's 96 MiB is
+# shorter than FITRIM's minimum, so the free space FITRIM cannot reach,
+# read before the trim, is all of it: 58 MiB or so in 4 MiB pieces, more
+# than a second with every pread64 held 0.1 s. Nothing was ever deleted
+# there and it reads zero: FITRIM discards nothing and the run succeeds.
+# bats test_tags=root
+@test "progress: --journal's read of the free space FITRIM cannot reach gets a line on a terminal, erased after" {
+	require_root
+	require_cmd script strace
+	make_slow_read_fs
+	run_held_in_pty pread64 100000 -- -v --journal -m 64M
+	assert_success
+	assert_read_line "reading the free space FITRIM cannot reach"
+	assert_report_last "$MNT: 0 B (0 bytes) trimmed, journal checkpointed and discarded via *"
+}
+
+# On a device that ignores discard the erased journal still holds the
+# deleted files' blocks, which no transaction explains: the read back
+# reads the 32 MiB journal again, in 1 MiB pieces, more than a second
+# with every pread64 held 0.1 s. The data left fails the run.
+# bats test_tags=root
+@test "progress: --journal's second read back of a journal that kept data gets a line on a terminal, erased after" {
+	require_root
+	require_cmd script strace
+	attach_discard_ignoring_disk 128
+	mkfs.ext4 -q -F -b 4096 -J size=32 -E nodiscard,lazy_itable_init=0 "$LOOPDEV" >/dev/null
+	track_mount -o noatime "$LOOPDEV" "$MNT"
+	make_pii_files "$MNT/gone" IGN 20
+	sync
+	rm -rf "$MNT/gone"
+	sync
+	run_held_in_pty pread64 100000 -- -v --journal
+	assert_failure 1
+	assert_read_line "reading back the journal again"
+	assert_report_last "$MNT: * trimmed, journal checkpointed and discarded via *; [1-9]* blocks still hold data after EXT4_IOC_CHECKPOINT ZEROOUT too, but [1-9]* discarded free blocks still hold data"
+}
+
+# btrfs reads its free space, 250 MiB or so of a 256 MiB filesystem,
+# mostly in no chunk, in 4 MiB pieces: more than a second with every
+# pread64 held 0.1 s. --journal first: a fresh btrfs's free space holds
+# old copies of its metadata, which --audit would report (status 2)
+# until a FITRIM erases them.
+# bats test_tags=root
+@test "progress: btrfs, --journal's read back and --audit's read of the free space get a line on a terminal, each erased after" {
+	require_root
+	require_cmd script strace mkfs.btrfs
+	# nodiscard: no asynchronous discard of btrfs' own; noatime: no commit
+	MOUNT_OPTS=nodiscard,noatime make_loop_fs btrfs 256
+	run_held_in_pty pread64 100000 -- -v --journal
+	assert_success
+	assert_read_line "reading back the free space"
+	assert_report_last "$MNT: * trimmed, transaction committed via BTRFS_IOC_SYNC"
+	run_held_in_pty pread64 100000 -- --audit
+	assert_success
+	assert_read_line "audit: reading free space"
+	assert_report_last "$MNT: audit: nothing found; free space: 0 blocks hold data, *"
+}
+
 # bats test_tags=root
 @test "progress: no read line when stderr is not a terminal, under systemd, or with --json" {
 	require_root
