@@ -3,9 +3,10 @@
 #define FSTRIM_EXT_AUDIT_JBD2_H
 
 /*
- * The jbd2 log parser of the ext4 audit (lib/audit-jbd2.c); not an
- * interface of the library. The read back after an erase
- * (audit_journal_open() and the rest) is declared in audit.h.
+ * The jbd2 log parser of the ext4 audit (lib/audit-jbd2.c) and the read
+ * back after an erase (lib/audit-jbd2-readback.c); not an interface of the
+ * library: the read back's (audit_journal_open() and the rest) is declared
+ * in audit.h.
  */
 
 #include <stdbool.h>
@@ -14,6 +15,44 @@
 #include <ext2fs/ext2fs.h>
 
 #include "audit.h"
+
+/* The jbd2 superblock, big-endian, as far as it is read here. */
+#define JBD2_MAGIC 0xc03b3998U
+#define JBD2_SB_MAGIC 0
+#define JBD2_SB_BLOCKSIZE 12
+#define JBD2_SB_MAXLEN 16
+#define JBD2_SB_UUID 48 /* s_uuid, 16 bytes */
+#define JBD2_SB_FIRST 20
+
+static inline uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/*
+ * The jbd2 on-disk format, big-endian, as far as it is read here: the
+ * journal superblock, and the header, descriptor tags and revoke
+ * records of the log (include/linux/jbd2.h).
+ */
+#define JBD2_SB_SEQUENCE 24
+#define JBD2_SB_START 28
+#define JBD2_SB_INCOMPAT 40
+#define JBD2_SB_NUM_FC_BLKS 84
+#define JBD2_HDR_TYPE 4
+#define JBD2_HDR_SEQUENCE 8
+#define JBD2_HDR_SIZE 12
+#define JBD2_DESCRIPTOR_BLOCK 1
+#define JBD2_COMMIT_BLOCK 2
+#define JBD2_REVOKE_BLOCK 5
+#define JBD2_REVOKE_COUNT 12
+#define JBD2_REVOKE_HDR_SIZE 16
+#define JBD2_INCOMPAT_64BIT 0x2
+#define JBD2_INCOMPAT_CSUM_V2 0x8
+#define JBD2_INCOMPAT_CSUM_V3 0x10
+#define JBD2_INCOMPAT_FAST_COMMIT 0x20
+#define JBD2_FLAG_SAME_UUID 0x2
+#define JBD2_FLAG_LAST_TAG 0x8
+#define JBD2_DEFAULT_FC_BLOCKS 256
 
 /* The journal as it lies on a device: block n of the journal is phys[n]. */
 struct journal_layout {
@@ -47,6 +86,25 @@ static inline bool uuid_is_zero(const unsigned char *uuid)
 int internal_layout(ext2_filsys fs, const char *devpath, struct journal_layout *jl);
 int external_layout(ext2_filsys fs, struct audit_result *out, struct journal_layout *jl);
 void layout_free(struct journal_layout *jl);
+
+/*
+ * Read into @big (READ_CHUNK bytes) the run of journal blocks from @blk on
+ * that lie one after another on the device, READ_CHUNK at most: *@n
+ * blocks. Returns 0 or -errno (-EIO for a short read).
+ */
+int read_jrun(int dev, const struct journal_layout *jl, uint32_t blk, unsigned char *big,
+	      uint32_t *n);
+
+/* Read the superblock at journal block 0 and the log's bounds into @jl. */
+int read_layout_sb(int dev, struct journal_layout *jl, unsigned char *buf);
+
+/*
+ * The next tag of the descriptor block @buf from byte *@off: sets *@fsblk
+ * to the filesystem block whose copy follows, and *@off to the next tag
+ * (past the end after the last). Returns false when there is none.
+ */
+bool next_tag(const struct journal_layout *jl, const unsigned char *buf, size_t *off,
+	      uint64_t *fsblk);
 
 /*
  * Where the allocator holds blocks free now: fills *@map (a bit set: free)

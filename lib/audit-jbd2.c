@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The jbd2 log of an ext4 filesystem, read from its device with O_DIRECT:
- * where the journal lies (internal or external), which of its blocks the
- * log recovery would replay and which hold older transactions (--audit),
- * and the read back of the journal after an erase (--journal).
+ * where the journal lies (internal or external), and which of its blocks
+ * the log recovery would replay and which hold older transactions
+ * (--audit). The read back after an erase is lib/audit-jbd2-readback.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,46 +18,6 @@
 #include "audit-jbd2.h"
 #include "audit-read.h"
 #include "devno.h"
-
-/* The jbd2 superblock, big-endian, as far as it is read here. */
-#define JBD2_MAGIC 0xc03b3998U
-#define JBD2_SB_MAGIC 0
-#define JBD2_SB_BLOCKSIZE 12
-#define JBD2_SB_MAXLEN 16
-#define JBD2_SB_UUID 48 /* s_uuid, 16 bytes */
-#define JBD2_SB_FIRST 20
-
-static uint32_t be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/* ---- the journal's blocks -------------------------------------------- */
-
-/*
- * The jbd2 on-disk format, big-endian, as far as it is read here: the
- * journal superblock, and the header, descriptor tags and revoke
- * records of the log (include/linux/jbd2.h).
- */
-#define JBD2_SB_SEQUENCE 24
-#define JBD2_SB_START 28
-#define JBD2_SB_INCOMPAT 40
-#define JBD2_SB_NUM_FC_BLKS 84
-#define JBD2_HDR_TYPE 4
-#define JBD2_HDR_SEQUENCE 8
-#define JBD2_HDR_SIZE 12
-#define JBD2_DESCRIPTOR_BLOCK 1
-#define JBD2_COMMIT_BLOCK 2
-#define JBD2_REVOKE_BLOCK 5
-#define JBD2_REVOKE_COUNT 12
-#define JBD2_REVOKE_HDR_SIZE 16
-#define JBD2_INCOMPAT_64BIT 0x2
-#define JBD2_INCOMPAT_CSUM_V2 0x8
-#define JBD2_INCOMPAT_CSUM_V3 0x10
-#define JBD2_INCOMPAT_FAST_COMMIT 0x20
-#define JBD2_FLAG_SAME_UUID 0x2
-#define JBD2_FLAG_LAST_TAG 0x8
-#define JBD2_DEFAULT_FC_BLOCKS 256
 
 /* What each journal block is, from a walk of the log (see classify_log). */
 enum jblock_class {
@@ -120,13 +80,24 @@ static size_t tag_bytes(uint32_t incompat)
 	return incompat & JBD2_INCOMPAT_64BIT ? sz : sz - 4;
 }
 
-/*
- * The next tag of the descriptor block @buf from byte *@off: sets *@fsblk
- * to the filesystem block whose copy follows, and *@off to the next tag
- * (past the end after the last). Returns false when there is none.
- */
-static bool next_tag(const struct journal_layout *jl, const unsigned char *buf,
-		     size_t *off, uint64_t *fsblk)
+int read_jrun(int dev, const struct journal_layout *jl, uint32_t blk, unsigned char *big,
+	      uint32_t *n)
+{
+	ssize_t got;
+
+	*n = 1;
+	while (blk + *n < jl->maxlen && *n < READ_CHUNK / jl->bsize &&
+	       jl->phys[blk + *n] == jl->phys[blk] + *n)
+		(*n)++;
+	got = pread(dev, big, (size_t)*n * jl->bsize, (off_t)(jl->phys[blk] * jl->bsize));
+	if (got != (ssize_t)*n * jl->bsize)
+		return got < 0 ? -errno : -EIO;
+	return 0;
+}
+
+/* next_tag(): include/audit-jbd2.h */
+bool next_tag(const struct journal_layout *jl, const unsigned char *buf, size_t *off,
+	      uint64_t *fsblk)
 {
 	size_t tbytes = tag_bytes(jl->incompat);
 	size_t space =
@@ -169,18 +140,67 @@ static bool has_lost_text(const unsigned char *old, const unsigned char *new, si
 	return false;
 }
 
+/* The first entry of the sorted @l (cmp_logged) for @fsblk, or l->count. */
+static size_t first_logged(const struct logged_list *l, uint64_t fsblk)
+{
+	size_t lo = 0, hi = l->count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->v[mid].fsblk < fsblk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Whether a copy of the block bitmap of @old's group, logged after @old
+ * and no later than @newest, shows the block free: it was freed and taken
+ * again since, as a deleted file's block that another file now holds.
+ */
+static int freed_between(int dev, const struct journal_layout *jl, ext2_filsys fs,
+			 const struct logged_list *logged, const struct logged_block *old,
+			 const struct logged_block *newest, unsigned char *buf,
+			 bool *freed)
+{
+	dgrp_t g = ext2fs_group_of_blk2(fs, old->fsblk);
+	blk64_t bitmap = ext2fs_block_bitmap_loc(fs, g);
+	uint64_t bit = (old->fsblk - ext2fs_group_first_block2(fs, g)) >>
+		       fs->cluster_ratio_bits;
+	size_t i;
+	int rc = 0;
+
+	for (i = first_logged(logged, bitmap);
+	     !rc && !*freed && i < logged->count && logged->v[i].fsblk == bitmap; i++) {
+		const struct logged_block *c = &logged->v[i];
+
+		if (c->jblk == UINT32_MAX || (int32_t)(c->seq - old->seq) <= 0 ||
+		    (int32_t)(c->seq - newest->seq) > 0)
+			continue;
+		rc = read_jblock(dev, jl, c->jblk, buf);
+		*freed = !rc && !(buf[bit / 8] & (1U << (bit % 8)));
+	}
+	return rc;
+}
+
 /*
  * A copy in the live log that a later transaction logs again is an old
  * version, but not every old version is deleted data: lazy inode-table
  * initialisation and timestamps log the same block again and again.
  * It counts when the block was revoked since (freed metadata, such as a
- * deleted directory's) or holds text the newest copy lacks (a deleted name).
+ * deleted directory's), holds text the newest copy lacks (a deleted
+ * name), or was freed in between (freed_between()).
  */
-static int judge_superseded(int dev, const struct journal_layout *jl,
-			    struct logged_block *old, const struct logged_block *newest,
-			    unsigned char *cls, unsigned char *buf)
+static int judge_superseded(int dev, const struct journal_layout *jl, ext2_filsys fs,
+			    const struct logged_list *logged, struct logged_block *old,
+			    const struct logged_block *newest, unsigned char *cls,
+			    unsigned char *buf)
 {
 	unsigned char *latest = NULL;
+	bool counts = false;
 	int rc;
 
 	if (newest->jblk == UINT32_MAX) {
@@ -193,7 +213,11 @@ static int judge_superseded(int dev, const struct journal_layout *jl,
 	rc = read_jblock(dev, jl, newest->jblk, latest);
 	if (!rc)
 		rc = read_jblock(dev, jl, old->jblk, buf);
-	if (!rc && has_lost_text(buf, latest, jl->bsize))
+	counts = !rc && has_lost_text(buf, latest, jl->bsize);
+	if (!rc && !counts && old->fsblk >= fs->super->s_first_data_block &&
+	    old->fsblk < ext2fs_blocks_count(fs->super))
+		rc = freed_between(dev, jl, fs, logged, old, newest, buf, &counts);
+	if (counts)
 		cls[old->jblk] = JBLOCK_SUPERSEDED;
 	free(latest);
 	return rc;
@@ -300,8 +324,8 @@ static int classify_log(int dev, const struct journal_layout *jl, ext2_filsys fs
 			while (last + 1 < logged.count &&
 			       logged.v[last + 1].fsblk == logged.v[i].fsblk)
 				last++;
-			rc = judge_superseded(dev, jl, &logged.v[i], &logged.v[last], cls,
-					      buf);
+			rc = judge_superseded(dev, jl, fs, &logged, &logged.v[i],
+					      &logged.v[last], cls, buf);
 		}
 	}
 	free(logged.v);
@@ -309,7 +333,7 @@ static int classify_log(int dev, const struct journal_layout *jl, ext2_filsys fs
 }
 
 /* Read the superblock at journal block 0 and the log's bounds. */
-static int read_layout_sb(int dev, struct journal_layout *jl, unsigned char *buf)
+int read_layout_sb(int dev, struct journal_layout *jl, unsigned char *buf)
 {
 	ssize_t got = pread(dev, buf, DIRECT_ALIGN, (off_t)(jl->phys[0] * jl->bsize));
 
@@ -385,19 +409,11 @@ int scan_journal(struct journal_layout *jl, ext2_filsys fs, const struct free_no
 		audit_read_tell(progress, AUDIT_READ_BEGIN, &read);
 	}
 	for (blk = jl->first; !rc && blk < jl->maxlen;) {
-		uint32_t n = 1, k;
-		ssize_t got;
+		uint32_t n, k;
 
-		/* one read for a run of blocks that lie one after another */
-		while (blk + n < jl->maxlen && n < READ_CHUNK / jl->bsize &&
-		       jl->phys[blk + n] == jl->phys[blk] + n)
-			n++;
-		got = pread(dev, big, (size_t)n * jl->bsize,
-			    (off_t)(jl->phys[blk] * jl->bsize));
-		if (got != (ssize_t)n * jl->bsize) {
-			rc = got < 0 ? -errno : -EIO;
+		rc = read_jrun(dev, jl, blk, big, &n);
+		if (rc)
 			break;
-		}
 		for (k = 0; k < n; k++, blk++) {
 			const unsigned char *b = big + (size_t)k * jl->bsize;
 
@@ -568,231 +584,4 @@ int external_layout(ext2_filsys fs, struct audit_result *out, struct journal_lay
 	for (i = 1; i < maxlen; i++)
 		jl->phys[i] = i;
 	return 0;
-}
-
-/* ---- the journal read back after an erase ------------------------------ */
-
-struct audit_journal_dev {
-	struct journal_layout jl;
-	int dev; /* the journal's device, O_DIRECT */
-	unsigned char *buf; /* one block */
-	bool fast_commit; /* the filesystem has the fast_commit feature */
-};
-
-void audit_journal_close(struct audit_journal_dev *jd)
-{
-	if (!jd)
-		return;
-	if (jd->dev >= 0)
-		close(jd->dev);
-	free(jd->buf);
-	layout_free(&jd->jl);
-	free(jd);
-}
-
-int audit_journal_open(int fd, struct audit_journal_dev **out)
-{
-	struct audit_journal_dev *jd;
-	struct audit_result res = { 0 };
-	ext2_filsys fs = NULL;
-	struct stat st;
-	int rc;
-
-	*out = NULL;
-	if (fstat(fd, &st) != 0)
-		return -errno;
-	jd = calloc(1, sizeof(*jd));
-	if (!jd)
-		return -ENOMEM;
-	jd->dev = -1;
-	audit_describe_device(st.st_dev, &res.data);
-	if (!res.data.path)
-		rc = -ENOENT;
-	else if (ext2fs_open(res.data.path,
-			     EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0,
-			     unix_io_manager, &fs) != 0)
-		rc = -EUCLEAN;
-	else if (!ext2fs_has_feature_journal(fs->super))
-		rc = -ENODEV;
-	else if (fs->super->s_journal_inum == 0 &&
-		 !uuid_is_zero(fs->super->s_journal_uuid))
-		rc = external_layout(fs, &res, &jd->jl);
-	else
-		rc = internal_layout(fs, res.data.path, &jd->jl);
-	if (!rc) {
-		jd->fast_commit = ext2fs_has_feature_fast_commit(fs->super);
-		jd->dev = audit_direct_open(jd->jl.devpath,
-					    jd->jl.bsize > DIRECT_ALIGN ? jd->jl.bsize :
-									  DIRECT_ALIGN,
-					    &jd->buf);
-		rc = jd->dev < 0 ? jd->dev : read_layout_sb(jd->dev, &jd->jl, jd->buf);
-	}
-	if (fs)
-		ext2fs_close_free(&fs);
-	audit_result_free(&res);
-	if (rc) {
-		audit_journal_close(jd);
-		return rc;
-	}
-	*out = jd;
-	return 0;
-}
-
-bool audit_journal_fast_commit(const struct audit_journal_dev *jd)
-{
-	return jd->fast_commit;
-}
-
-int audit_journal_sequence(struct audit_journal_dev *jd, uint32_t *seq)
-{
-	int rc = read_layout_sb(jd->dev, &jd->jl, jd->buf);
-
-	if (!rc)
-		*seq = jd->jl.sequence;
-	return rc;
-}
-
-/* What one read of the whole journal found, block by block. */
-struct journal_pass {
-	unsigned char *nonzero;
-	unsigned char *explained; /* part of a transaction from @since on */
-	uint32_t *hash; /* crc32c: whether it changed between two reads */
-};
-
-static void pass_free(struct journal_pass *p)
-{
-	free(p->nonzero);
-	free(p->explained);
-	free(p->hash);
-}
-
-/*
- * Mark the blocks that a transaction with a sequence from @since on wrote:
- * its descriptor, commit and revoke blocks, which carry the sequence, and
- * the copies each of its descriptors announces, which follow it.
- */
-static void explain_header(const struct journal_layout *jl, const unsigned char *buf,
-			   uint32_t blk, uint32_t since, unsigned char *explained)
-{
-	uint32_t type = be32(buf + JBD2_HDR_TYPE), next = blk;
-	size_t off = JBD2_HDR_SIZE;
-	uint64_t fsblk;
-
-	if (be32(buf) != JBD2_MAGIC ||
-	    (int32_t)(be32(buf + JBD2_HDR_SEQUENCE) - since) < 0 ||
-	    (type != JBD2_DESCRIPTOR_BLOCK && type != JBD2_COMMIT_BLOCK &&
-	     type != JBD2_REVOKE_BLOCK))
-		return;
-	explained[blk] = 1;
-	if (type != JBD2_DESCRIPTOR_BLOCK)
-		return;
-	while (next_tag(jl, buf, &off, &fsblk)) {
-		next = next + 1 >= jl->last ? jl->first : next + 1;
-		if (next == blk)
-			break;
-		explained[next] = 1;
-	}
-}
-
-/*
- * Read the journal from its first log block to its end once, into @p;
- * told to @progress (NULL for none) as the read @what.
- */
-static int read_pass(struct audit_journal_dev *jd, uint32_t since, unsigned char *big,
-		     struct journal_pass *p, const char *what,
-		     const struct audit_progress *progress)
-{
-	const struct journal_layout *jl = &jd->jl;
-	uint32_t blk, k, pending = UINT32_MAX;
-	struct audit_read read = {
-		.what = what,
-		.total = (uint64_t)(jl->maxlen - jl->first) * jl->bsize,
-	};
-	int rc = 0;
-
-	p->nonzero = calloc(jl->maxlen, 1);
-	p->explained = calloc(jl->maxlen, 1);
-	p->hash = calloc(jl->maxlen, sizeof(*p->hash));
-	if (!p->nonzero || !p->explained || !p->hash)
-		return -ENOMEM;
-	audit_read_tell(progress, AUDIT_READ_BEGIN, &read);
-	for (blk = jl->first; blk < jl->maxlen;) {
-		uint32_t n = 1;
-		ssize_t got;
-
-		while (blk + n < jl->maxlen && n < READ_CHUNK / jl->bsize &&
-		       jl->phys[blk + n] == jl->phys[blk] + n)
-			n++;
-		got = pread(jd->dev, big, (size_t)n * jl->bsize,
-			    (off_t)(jl->phys[blk] * jl->bsize));
-		if (got != (ssize_t)n * jl->bsize) {
-			rc = got < 0 ? -errno : -EIO;
-			break;
-		}
-		for (k = 0; k < n; k++, blk++) {
-			const unsigned char *b = big + (size_t)k * jl->bsize;
-
-			if (audit_block_is_zero(b, jl->bsize)) {
-				pending = UINT32_MAX;
-				continue;
-			}
-			p->nonzero[blk] = 1;
-			p->hash[blk] = ext2fs_crc32c_le(~0U, b, jl->bsize);
-			if (blk >= jl->last)
-				audit_fc_explain(b, jl->bsize, blk, since, &pending,
-						 p->explained);
-			else
-				explain_header(jl, b, blk, since, p->explained);
-		}
-		read.done = (uint64_t)(blk - jl->first) * jl->bsize;
-		audit_read_tell(progress, AUDIT_READ_PIECE, &read);
-	}
-	audit_read_tell(progress, AUDIT_READ_END, &read);
-	return rc;
-}
-
-int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since,
-				 struct audit_journal *j,
-				 const struct audit_progress *progress)
-{
-	const struct journal_layout *jl = &jd->jl;
-	struct journal_pass one = { 0 }, two = { 0 };
-	unsigned char *big = NULL;
-	uint64_t unexplained = 0;
-	uint32_t blk;
-	int rc;
-
-	memset(j, 0, sizeof(*j));
-	if (posix_memalign((void **)&big, DIRECT_ALIGN, READ_CHUNK))
-		return -ENOMEM;
-	rc = read_pass(jd, since, big, &one, "reading back the journal", progress);
-	for (blk = jl->first; !rc && blk < jl->maxlen; blk++)
-		unexplained += one.nonzero[blk] && !one.explained[blk];
-	/*
-	 * A commit in progress during the read can leave a copy read before
-	 * the descriptor that announces it: read again, and count a block
-	 * only when it held the same bytes both times and no transaction
-	 * from @since on explains it either time.
-	 */
-	if (!rc && unexplained)
-		rc = read_pass(jd, since, big, &two, "reading back the journal again",
-			       progress);
-	for (blk = jl->first; !rc && blk < jl->maxlen; blk++) {
-		j->blocks++;
-		if (!one.nonzero[blk])
-			continue;
-		j->nonzero_blocks++;
-		if (one.explained[blk] || !two.nonzero || !two.nonzero[blk] ||
-		    two.explained[blk] || two.hash[blk] != one.hash[blk])
-			j->live_blocks++;
-		else
-			j->old_blocks++;
-	}
-	j->block_size = jl->bsize;
-	j->present = j->read = rc == 0;
-	j->error = -rc;
-	pass_free(&one);
-	pass_free(&two);
-	free(big);
-	return rc;
 }

@@ -417,6 +417,60 @@ utf16_on_device() {
 	assert_output --partial "$MNT: audit: nothing found; journal: 0 of "
 }
 
+# physical_blocks FILE: the device blocks FILE lies in, as filefrag -v
+# prints its extents
+physical_blocks() {
+	filefrag -v "$1" | awk '$1 ~ /^[0-9]+:$/ { print $4, $5 }'
+}
+
+# The same contents, but the file's blocks are taken by another file
+# before the audit: not free now, and the newer copies in the live log
+# hold other text. A filesystem filled but for 32 blocks: the deleted
+# file takes them, and the next file must take the same. Only the copy
+# of the group's block bitmap, logged in between with the blocks free,
+# tells that the older copies are a deleted file's. The files are
+# written by the shell itself (printf), as ext4 places a process's
+# files from the same goal.
+# bats test_tags=root
+@test "data=journal: a deleted file's contents in blocks another file has taken since are found, whatever they hold" {
+	require_root
+	require_cmd jq fallocate filefrag
+	MOUNT_OPTS=noatime,data=journal make_loop_fs ext4 64 -b 4096 -m 0 \
+		-E lazy_itable_init=0,lazy_journal_init=0
+	local avail left fmt unit='' c i other
+	avail=$(df --output=avail -B4096 "$MNT" | tail -n1)
+	fallocate -l $(((avail - 32) * 4096)) "$MNT/filler"
+	sync -f "$MNT"
+	left=$(($(df --output=avail -B4096 "$MNT" | tail -n1)))
+	((left >= 16)) || fail "$left blocks left free"
+	# UTF-16LE, 32 bytes a unit, 128 units a block
+	for c in S E C R E T - U 1 6 - A B C D .; do
+		unit+="$c\\x00"
+	done
+	for ((i = 0; i < left * 128; i++)); do
+		fmt+=$unit
+	done
+	# shellcheck disable=SC2059 # the format is the contents
+	printf "$fmt" >"$MNT/gone"
+	sync "$MNT/gone"
+	physical_blocks "$MNT/gone" >"$BATS_TEST_TMPDIR/gone.blocks"
+	rm "$MNT/gone"
+	sync "$MNT"
+	printf -v other 'other-%09d.' $(seq 0 $((left * 256 - 1)))
+	printf '%s' "$other" >"$MNT/taken"
+	sync "$MNT/taken"
+	# the scenario: the new file lies where the deleted one did
+	assert_equal "$(physical_blocks "$MNT/taken")" "$(cat "$BATS_TEST_TMPDIR/gone.blocks")"
+	run -0 utf16_on_device "$LOOPDEV"
+	((output > 0)) || fail "the contents never reached the device"
+	run -2 --separate-stderr "$FSTRIM_EXT" --audit --json "$MNT"
+	(($(jq -r '.filesystems[0].audit_journal_old_blocks' <<<"$output") >= left)) ||
+		fail "the $left deleted blocks were not all counted: $output"
+	run -0 "$FSTRIM_EXT" --journal "$MNT"
+	run -0 utf16_on_device "$LOOPDEV"
+	assert_output 0
+}
+
 # bats test_tags=root
 @test "deleted contents in free space that no FITRIM reached are found: --journal-only, a device without discard" {
 	require_root
