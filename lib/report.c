@@ -48,6 +48,44 @@ static const char *verify_text(const struct journal_verify *v, char *buf, size_t
 	}
 }
 
+/*
+ * What the run left, as the line's ", but ...": the device kept what
+ * FITRIM discarded, the allocator holds free blocks with data
+ * (verify_trim() in lib/run.c), or deleted names stay. The first only.
+ */
+static void kept_text(const struct fs_result *res, char *kept, size_t size)
+{
+	const struct {
+		uint64_t count;
+		const char *what;
+	} left[] = {
+		{ report_discarded_left(res),
+		  res->trim_done ? "discarded free blocks still hold data" :
+				   "free blocks, not trimmed, still hold data" },
+		{ report_unreached_left(res),
+		  "free blocks FITRIM cannot reach still hold data" },
+		{ report_unsteady(res),
+		  "free blocks read back other data at each read: not verified" },
+		{ report_names_left(res),
+		  "names of deleted files remain in directory blocks" },
+	};
+	size_t i;
+
+	if (report_free_unread(res)) {
+		snprintf(kept, size, ", but the free space could not be read back");
+		return;
+	}
+	for (i = 0; i < sizeof(left) / sizeof(left[0]); i++) {
+		if (left[i].count) {
+			snprintf(kept, size, ", but %" PRIu64 " %s", left[i].count,
+				 left[i].what);
+			return;
+		}
+	}
+	if (res->names_checked && res->names_check.error)
+		snprintf(kept, size, ", but the directories could not be read back");
+}
+
 char *report_line(const struct fs_result *res, bool verbose)
 {
 	char size[SIZE_HUMAN_MAX], trim[96] = "", journal[256] = "", on[4096] = "";
@@ -98,39 +136,7 @@ char *report_line(const struct fs_result *res, bool verbose)
 						      "");
 	}
 
-	/*
-	 * The device kept what FITRIM discarded, or the allocator holds free
-	 * blocks with data (verify_trim() in lib/run.c).
-	 */
-	if (report_free_unread(res))
-		snprintf(kept, sizeof(kept),
-			 ", but the free space could not be read back");
-	else if (report_discarded_left(res))
-		snprintf(kept, sizeof(kept),
-			 res->trim_done ? ", but %" PRIu64
-					  " discarded free blocks still hold data" :
-					  ", but %" PRIu64
-					  " free blocks, not trimmed, still hold data",
-			 report_discarded_left(res));
-	else if (report_unreached_left(res))
-		snprintf(kept, sizeof(kept),
-			 ", but %" PRIu64
-			 " free blocks FITRIM cannot reach still hold data",
-			 report_unreached_left(res));
-	else if (report_unsteady(res))
-		snprintf(kept, sizeof(kept),
-			 ", but %" PRIu64 " free blocks read back other data at each "
-			 "read: not verified",
-			 report_unsteady(res));
-	else if (report_names_left(res))
-		snprintf(kept, sizeof(kept),
-			 ", but %" PRIu64
-			 " names of deleted files remain in directory blocks",
-			 report_names_left(res));
-	else if (res->names_checked && res->names_check.error)
-		snprintf(kept, sizeof(kept),
-			 ", but the directories could not be read back");
-
+	kept_text(res, kept, sizeof(kept));
 	if (res->trim_stopped)
 		snprintf(stopped, sizeof(stopped), ", interrupted at %s of %s",
 			 size_to_human(res->trim_pos, pos, sizeof(pos)),

@@ -110,15 +110,22 @@ assert_whole_lines() {
 	assert_success
 }
 
-# bats test_tags=root
-@test "a filesystem unmounted between selection and use is reported, the others trimmed" {
+# start_paused_before_a: two ext4, A and B, in a table that lists A first
+# (newest first), and the tool started on it with --journal, held in its
+# open of A, after the choice (tool_start_paused).
+start_paused_before_a() {
 	make_loop_fs ext4 64 -b 4096
 	A=$MNT
 	make_loop_fs ext4 64 -b 4096
 	B=$MNT
-	write_table "$T/table" "$B" "$A"   # newest first: A, then B
+	write_table "$T/table" "$B" "$A"
 	tool_start_paused 1 -v --journal -I "$T/table"
 	tool_wait_paused
+}
+
+# bats test_tags=root
+@test "a filesystem unmounted between selection and use is reported, the others trimmed" {
+	start_paused_before_a
 	umount "$A"
 	tool_release
 	tool_wait
@@ -145,13 +152,7 @@ assert_whole_lines() {
 
 # bats test_tags=root
 @test "a filesystem remounted read-only between selection and use is not written" {
-	make_loop_fs ext4 64 -b 4096
-	A=$MNT
-	make_loop_fs ext4 64 -b 4096
-	B=$MNT
-	write_table "$T/table" "$B" "$A"
-	tool_start_paused 1 -v --journal -I "$T/table"
-	tool_wait_paused
+	start_paused_before_a
 	mount -o remount,ro "$A"
 	tool_release
 	tool_wait
