@@ -163,14 +163,6 @@ static int alloc_free_next(struct alloc_free *w, blk64_t *start, blk64_t *end)
 	return 0;
 }
 
-/*
- * Keep of @l (ascending) the blocks the allocator counts as free now, and
- * return how many. On a filesystem in use a block of free space read back
- * with old data may have been taken by a writer since: allocated before
- * its new data is written home (with data=journal, until the checkpoint),
- * it is no longer free space, and FITRIM rightly skipped it. The disk's
- * bitmap cannot tell: it is written home only at a checkpoint.
- */
 /* struct free_now's map(): the allocator's free blocks, for the journal's judgement */
 static int alloc_free_map(void *arg, ext2_filsys fs, ext2fs_block_bitmap *map)
 {
@@ -189,6 +181,14 @@ static int alloc_free_map(void *arg, ext2_filsys fs, ext2fs_block_bitmap *map)
 	return rc == 1 ? 0 : rc;
 }
 
+/*
+ * Keep of @l (ascending) the blocks the allocator counts as free now, and
+ * return how many. On a filesystem in use a block of free space read back
+ * with old data may have been taken by a writer since: allocated before
+ * its new data is written home (with data=journal, until the checkpoint),
+ * it is no longer free space, and FITRIM rightly skipped it. The disk's
+ * bitmap cannot tell: it is written home only at a checkpoint.
+ */
 static int alloc_still_free(int fd, ext2_filsys fs, struct block_list *l)
 {
 	struct alloc_free w;

@@ -156,33 +156,89 @@ static size_t first_logged(const struct logged_list *l, uint64_t fsblk)
 	return lo;
 }
 
-/*
- * Whether a copy of the block bitmap of @old's group, logged after @old
- * and no later than @newest, shows the block free: it was freed and taken
- * again since, as a deleted file's block that another file now holds.
- */
-static int freed_between(int dev, const struct journal_layout *jl, ext2_filsys fs,
-			 const struct logged_list *logged, const struct logged_block *old,
-			 const struct logged_block *newest, unsigned char *buf,
-			 bool *freed)
+/* A block logged more than once, and where to look for its freeing. */
+struct freed_query {
+	uint64_t bitmap; /* the block bitmap of the block's group */
+	uint64_t bit; /* the block's (cluster's) bit in it */
+	uint32_t first, newest; /* the transactions of its first and newest copies */
+	uint32_t freed; /* the last transaction between them that freed it */
+	bool was_freed;
+	size_t at, end; /* its copies in the sorted log list */
+};
+
+static int cmp_query(const void *a, const void *b)
 {
-	dgrp_t g = ext2fs_group_of_blk2(fs, old->fsblk);
-	blk64_t bitmap = ext2fs_block_bitmap_loc(fs, g);
-	uint64_t bit = (old->fsblk - ext2fs_group_first_block2(fs, g)) >>
-		       fs->cluster_ratio_bits;
-	size_t i;
+	const struct freed_query *x = a, *y = b;
+
+	return x->bitmap < y->bitmap ? -1 : x->bitmap > y->bitmap;
+}
+
+/*
+ * An older copy that no rule counted yet counts when a copy of its group's
+ * block bitmap, logged after it and no later than the block's newest,
+ * shows the block free: it was freed and taken again since, as a deleted
+ * file's block that another file now holds, whatever it held. Each bitmap
+ * copy is read once, for all the blocks of its group.
+ */
+static int judge_freed_between(int dev, const struct journal_layout *jl, ext2_filsys fs,
+			       const struct logged_list *logged, unsigned char *cls,
+			       unsigned char *buf)
+{
+	const struct logged_block *v = logged->v;
+	struct freed_query *q;
+	size_t n = 0, i, k, j, e;
 	int rc = 0;
 
-	for (i = first_logged(logged, bitmap);
-	     !rc && !*freed && i < logged->count && logged->v[i].fsblk == bitmap; i++) {
-		const struct logged_block *c = &logged->v[i];
+	q = calloc(logged->count, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	for (i = 0; i < logged->count; i = e) {
+		dgrp_t g = ext2fs_group_of_blk2(fs, v[i].fsblk);
 
-		if (c->jblk == UINT32_MAX || (int32_t)(c->seq - old->seq) <= 0 ||
-		    (int32_t)(c->seq - newest->seq) > 0)
+		for (e = i; e < logged->count && v[e].fsblk == v[i].fsblk; e++)
+			;
+		if (e - i < 2 || v[i].fsblk < fs->super->s_first_data_block ||
+		    v[i].fsblk >= ext2fs_blocks_count(fs->super))
 			continue;
-		rc = read_jblock(dev, jl, c->jblk, buf);
-		*freed = !rc && !(buf[bit / 8] & (1U << (bit % 8)));
+		q[n++] = (struct freed_query){
+			.bitmap = ext2fs_block_bitmap_loc(fs, g),
+			.bit = (v[i].fsblk - ext2fs_group_first_block2(fs, g)) >>
+			       fs->cluster_ratio_bits,
+			.first = v[i].seq,
+			.newest = v[e - 1].seq,
+			.at = i,
+			.end = e - 1
+		};
 	}
+	qsort(q, n, sizeof(*q), cmp_query);
+	for (i = 0; !rc && i < n; i = k) {
+		for (k = i; k < n && q[k].bitmap == q[i].bitmap; k++)
+			;
+		for (j = first_logged(logged, q[i].bitmap);
+		     !rc && j < logged->count && v[j].fsblk == q[i].bitmap; j++) {
+			bool read = false;
+			size_t m;
+
+			for (m = i; !rc && v[j].jblk != UINT32_MAX && m < k; m++) {
+				if ((int32_t)(v[j].seq - q[m].first) <= 0 ||
+				    (int32_t)(v[j].seq - q[m].newest) > 0)
+					continue;
+				if (!read)
+					rc = read_jblock(dev, jl, v[j].jblk, buf);
+				read = true;
+				if (rc || buf[q[m].bit / 8] & (1U << (q[m].bit % 8)))
+					continue;
+				q[m].freed = v[j].seq; /* sorted: the last so far */
+				q[m].was_freed = true;
+			}
+		}
+	}
+	for (i = 0; !rc && i < n; i++)
+		for (j = q[i].at; q[i].was_freed && j < q[i].end; j++)
+			if (v[j].jblk != UINT32_MAX &&
+			    (int32_t)(q[i].freed - v[j].seq) > 0)
+				cls[v[j].jblk] = JBLOCK_SUPERSEDED;
+	free(q);
 	return rc;
 }
 
@@ -192,15 +248,13 @@ static int freed_between(int dev, const struct journal_layout *jl, ext2_filsys f
  * initialisation and timestamps log the same block again and again.
  * It counts when the block was revoked since (freed metadata, such as a
  * deleted directory's), holds text the newest copy lacks (a deleted
- * name), or was freed in between (freed_between()).
+ * name), or was freed in between (judge_freed_between()).
  */
-static int judge_superseded(int dev, const struct journal_layout *jl, ext2_filsys fs,
-			    const struct logged_list *logged, struct logged_block *old,
-			    const struct logged_block *newest, unsigned char *cls,
-			    unsigned char *buf)
+static int judge_superseded(int dev, const struct journal_layout *jl,
+			    struct logged_block *old, const struct logged_block *newest,
+			    unsigned char *cls, unsigned char *buf)
 {
 	unsigned char *latest = NULL;
-	bool counts = false;
 	int rc;
 
 	if (newest->jblk == UINT32_MAX) {
@@ -213,11 +267,7 @@ static int judge_superseded(int dev, const struct journal_layout *jl, ext2_filsy
 	rc = read_jblock(dev, jl, newest->jblk, latest);
 	if (!rc)
 		rc = read_jblock(dev, jl, old->jblk, buf);
-	counts = !rc && has_lost_text(buf, latest, jl->bsize);
-	if (!rc && !counts && old->fsblk >= fs->super->s_first_data_block &&
-	    old->fsblk < ext2fs_blocks_count(fs->super))
-		rc = freed_between(dev, jl, fs, logged, old, newest, buf, &counts);
-	if (counts)
+	if (!rc && has_lost_text(buf, latest, jl->bsize))
 		cls[old->jblk] = JBLOCK_SUPERSEDED;
 	free(latest);
 	return rc;
@@ -324,9 +374,11 @@ static int classify_log(int dev, const struct journal_layout *jl, ext2_filsys fs
 			while (last + 1 < logged.count &&
 			       logged.v[last + 1].fsblk == logged.v[i].fsblk)
 				last++;
-			rc = judge_superseded(dev, jl, fs, &logged, &logged.v[i],
-					      &logged.v[last], cls, buf);
+			rc = judge_superseded(dev, jl, &logged.v[i], &logged.v[last], cls,
+					      buf);
 		}
+		if (!rc)
+			rc = judge_freed_between(dev, jl, fs, &logged, cls, buf);
 	}
 	free(logged.v);
 	return rc;
