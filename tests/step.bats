@@ -82,6 +82,19 @@ fitrims() {
 	grep -c 'FITRIM' "$1" || true
 }
 
+# trim_calls LOG: the FITRIM calls the tool made: those of the log, and
+# one more when the stop killed the child of the next one before it made
+# its call (the range was issued; the kernel never saw it, strace neither)
+trim_calls() {
+	local n pid
+	n=$(fitrims "$1")
+	pid=$(sed -n 's/^\([0-9]*\) *+++ killed by SIGKILL +++$/\1/p' "$1" | tail -1)
+	if [[ -n $pid ]] && ! grep -Eq "^$pid +ioctl\(.*FITRIM" "$1"; then
+		n=$((n + 1))
+	fi
+	echo "$n"
+}
+
 # ---- a loop device slowed to 4 KiB discards ----------------------------
 
 # slow_discard DEV: each discard is split in 4 KiB pieces, each a
@@ -368,8 +381,8 @@ stop_slow_trim() {
 	at=$(jq -r '.filesystems[0].trim_stopped_at' "$doc")
 	[[ $at -eq $STOPPED_AT || $at -eq $STOPPED_AT_ALSO ]] || fail "$(cat "$doc")"
 	[[ $(jq -r '.filesystems[0].trim_end' "$doc") -eq 4294967296 ]] || fail "$(cat "$doc")"
-	[[ $(jq -r '.filesystems[0].trim_ranges' "$doc") -eq $(fitrims "$T/strace.log") ]] ||
-		fail "$(cat "$doc")"
+	[[ $(jq -r '.filesystems[0].trim_ranges' "$doc") -eq $(trim_calls "$T/strace.log") ]] ||
+		fail "$(cat "$doc") $(cat "$T/strace.log")"
 	[[ $(jq -r '.filesystems[0].trimmed' "$doc") -gt 0 ]] || fail "$(cat "$doc")"
 }
 
