@@ -24,25 +24,56 @@
 /* ---- free space --------------------------------------------------------- */
 
 /*
- * Keep of @l the blocks still free in a bitmap read now, and return how
- * many. A writer allocates a block (in the bitmap) before it writes it,
- * so a block that read back with data and is still free held it before:
- * not a writer's new data. When the bitmap cannot be read, all are kept.
+ * Open the ext4 on @devpath read-only for the reads here. The filesystem
+ * is mounted and changes under us, so a checksum that does not match is
+ * not a reason to stop; the 64-bit flag only lets large filesystems be
+ * opened.
  */
-static uint64_t still_free(const char *devpath, struct block_list *l)
+static errcode_t open_fs(const char *devpath, ext2_filsys *fs)
 {
-	ext2_filsys fs = NULL;
+	return ext2fs_open(devpath, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0,
+			   unix_io_manager, fs);
+}
+
+/*
+ * The block bitmap of @fs as the disk holds it now: one read before is
+ * dropped (libext2fs would keep it), and the read bypasses libext2fs's
+ * block cache, which may hold bitmap blocks of that read. The group
+ * descriptors stay those read at the open. Returns 0, or -EIO with no
+ * bitmap left.
+ */
+static int bitmap_now(ext2_filsys fs)
+{
+	errcode_t err;
+
+	if (fs->block_map) {
+		ext2fs_free_block_bitmap(fs->block_map);
+		fs->block_map = NULL;
+	}
+	err = io_channel_set_options(fs->io, "cache=off");
+	if (!err)
+		err = ext2fs_read_block_bitmap(fs);
+	io_channel_set_options(fs->io, "cache=on");
+	if (err && fs->block_map) {
+		ext2fs_free_block_bitmap(fs->block_map);
+		fs->block_map = NULL;
+	}
+	return err ? -EIO : 0;
+}
+
+/*
+ * Keep of @l the blocks still free in the bitmap of @fs, read by
+ * bitmap_now() after @l was read, and return how many. A writer
+ * allocates a block (in the bitmap) before it writes it, so a block that
+ * read back with data and is still free held it before: not a writer's
+ * new data. Where the bitmap could not be read, all are kept.
+ */
+static uint64_t still_free(ext2_filsys fs, struct block_list *l)
+{
 	size_t i, n = 0;
 
-	if (!l->count)
-		return 0;
-	if (ext2fs_open(devpath, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0,
-			unix_io_manager, &fs) != 0)
+	if (!fs->block_map)
 		return l->count;
-	if (ext2fs_read_block_bitmap(fs) != 0) {
-		ext2fs_close_free(&fs);
-		return l->count;
-	}
 	for (i = 0; i < l->count; i++) {
 		if (ext2fs_test_block_bitmap2(fs->block_map, l->v[i]))
 			continue;
@@ -50,7 +81,6 @@ static uint64_t still_free(const char *devpath, struct block_list *l)
 		l->v[n++] = l->v[i];
 	}
 	l->count = n;
-	ext2fs_close_free(&fs);
 	return n;
 }
 
@@ -319,8 +349,10 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 		b = s;
 	}
 	rc = audit_scan_end(&sc, rc);
+	if (!rc && found.count)
+		bitmap_now(fs);
 	if (!rc)
-		f->nonzero_blocks = still_free(devpath, &found);
+		f->nonzero_blocks = still_free(fs, &found);
 	/* why FITRIM left them, where the device can discard at all */
 	if (!rc && f->nonzero_blocks && data->known && data->discard_max_bytes) {
 		uint64_t min = data->discard_granularity;
@@ -358,13 +390,7 @@ int audit_ext4(int fd, struct audit_result *out, const struct audit_progress *pr
 	if (!out->data.path)
 		return -ENODEV;
 
-	/*
-	 * Read-only: no EXT2_FLAG_RW. The filesystem is mounted and changes
-	 * under us, so a checksum that does not match is not a reason to
-	 * stop; the 64-bit flag only lets large filesystems be opened.
-	 */
-	err = ext2fs_open(out->data.path, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS,
-			  0, 0, unix_io_manager, &fs);
+	err = open_fs(out->data.path, &fs);
 	if (err) {
 		/* libext2fs passes errno values through; its own codes are larger */
 		return err < 4096 ? -(int)err : -EUCLEAN;
@@ -440,8 +466,7 @@ static int free_reader_open(struct free_reader *r, int fd, struct audit_free *ou
 	audit_describe_device(st.st_dev, &r->dev);
 	if (!r->dev.path || !r->dev.known)
 		return -ENODEV;
-	if (ext2fs_open(r->dev.path, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0,
-			0, unix_io_manager, &r->fs) != 0)
+	if (open_fs(r->dev.path, &r->fs) != 0)
 		return -EUCLEAN;
 	out->block_size = r->fs->blocksize;
 	return 0;
@@ -485,8 +510,10 @@ static int free_reader_close(struct free_reader *r, int rc, struct audit_free *o
 {
 	if (r->begun)
 		rc = audit_scan_end(&r->scan, rc);
+	if (!rc && r->found.count)
+		bitmap_now(r->fs);
 	if (!rc)
-		out->nonzero_blocks = still_free(r->dev.path, &r->found) + r->found.over;
+		out->nonzero_blocks = still_free(r->fs, &r->found) + r->found.over;
 	if (!rc && r->found.count && marks) {
 		*marks = calloc(1, sizeof(**marks));
 		if (*marks) {
@@ -653,26 +680,21 @@ int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 
 /*
  * Keep of @l, read again for audit_free_recheck(), the blocks still free
- * (to the allocator, for the read back's marks: it had them free; and on
- * the disk), and give their count in *@n.
+ * (to the allocator, for the read back's marks: it had them free; and in
+ * the bitmap of @fs, read after), and give their count in *@n.
  */
-static int keep_still_free(int fd, const struct audit_free_marks *marks,
+static int keep_still_free(int fd, ext2_filsys fs, const struct audit_free_marks *marks,
 			   struct block_list *l, uint64_t *n)
 {
-	ext2_filsys fs = NULL;
 	int rc = 0;
 
 	*n = 0;
 	if (!l->count)
 		return 0;
-	if (ext2fs_open(marks->devpath, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS,
-			0, 0, unix_io_manager, &fs) != 0)
-		return -EUCLEAN;
 	if (!marks->gran)
 		rc = alloc_still_free(fd, fs, l);
-	ext2fs_close_free(&fs);
 	if (!rc)
-		*n = still_free(marks->devpath, l);
+		*n = still_free(fs, l);
 	return rc;
 }
 
@@ -712,12 +734,19 @@ int audit_ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free
 	}
 	close(dev);
 	free(buf);
+	/* one bitmap, read after the blocks were, judges both lists below */
+	if (!rc && (unsteady.count || n)) {
+		if (open_fs(marks->devpath, &fs) != 0)
+			rc = -EUCLEAN;
+		else
+			bitmap_now(fs);
+	}
 	/* a writer's block changes from read to read too: only those still free */
 	if (!rc)
-		rc = keep_still_free(fd, marks, &unsteady, &out->unsteady_blocks);
+		rc = keep_still_free(fd, fs, marks, &unsteady, &out->unsteady_blocks);
 	blocks_free(&unsteady);
 	if (rc)
-		return rc;
+		goto out;
 	l->count = n;
 	out->short_blocks = out->held_blocks = 0;
 	out->classified = false;
@@ -726,15 +755,14 @@ int audit_ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free
 	 * allocator still has it free; where FITRIM could not reach, why
 	 * (the allocator's view now).
 	 */
-	rc = keep_still_free(fd, marks, l, &left);
+	rc = keep_still_free(fd, fs, marks, l, &left);
 	if (rc)
-		return rc;
+		goto out;
 	out->nonzero_blocks = left + l->over;
-	if (marks->gran && l->count &&
-	    ext2fs_open(marks->devpath, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS,
-			0, 0, unix_io_manager, &fs) == 0) {
+	if (marks->gran && l->count)
 		classify_left(fd, fs, marks->gran, l, out);
+out:
+	if (fs)
 		ext2fs_close_free(&fs);
-	}
-	return 0;
+	return rc;
 }
