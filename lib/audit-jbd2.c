@@ -140,6 +140,125 @@ static bool has_lost_text(const unsigned char *old, const unsigned char *new, si
 	return false;
 }
 
+/*
+ * What a block of the filesystem holds, for the text rule: the superblock,
+ * the group descriptors and the bitmaps hold counters, checksums and bits,
+ * never a name; an inode table holds records whose timestamps, sizes and
+ * checksums change with every write, and text only where a fast symlink's
+ * target, inline data and the in-inode extended attributes lie.
+ */
+enum meta_kind {
+	META_OTHER,
+	META_NO_TEXT,
+	META_INODES
+};
+
+struct meta_range {
+	blk64_t start, end; /* [start, end) */
+	enum meta_kind kind;
+};
+
+struct meta_map {
+	struct meta_range *v;
+	size_t count;
+};
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct meta_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The metadata of @fs where the group descriptors place it. */
+static int meta_map_build(ext2_filsys fs, struct meta_map *m)
+{
+	dgrp_t g;
+	size_t n = 0;
+
+	m->v = calloc((size_t)fs->group_desc_count * 4, sizeof(*m->v));
+	if (!m->v)
+		return -ENOMEM;
+	for (g = 0; g < fs->group_desc_count; g++) {
+		blk64_t first = ext2fs_group_first_block2(fs, g);
+
+		/*
+		 * The primary or a backup: superblock, descriptors, their
+		 * reserve. With meta_bg the descriptors lie elsewhere: left
+		 * to the rule of other blocks (text), which may count an
+		 * older copy but never misses one.
+		 */
+		if (ext2fs_bg_has_super(fs, (int)g) &&
+		    !ext2fs_has_feature_meta_bg(fs->super))
+			m->v[n++] = (struct meta_range){
+				first,
+				first + 1 + fs->desc_blocks +
+					fs->super->s_reserved_gdt_blocks,
+				META_NO_TEXT
+			};
+		m->v[n++] = (struct meta_range){ ext2fs_block_bitmap_loc(fs, g),
+						 ext2fs_block_bitmap_loc(fs, g) + 1,
+						 META_NO_TEXT };
+		m->v[n++] = (struct meta_range){ ext2fs_inode_bitmap_loc(fs, g),
+						 ext2fs_inode_bitmap_loc(fs, g) + 1,
+						 META_NO_TEXT };
+		m->v[n++] = (struct meta_range){ ext2fs_inode_table_loc(fs, g),
+						 ext2fs_inode_table_loc(fs, g) +
+							 fs->inode_blocks_per_group,
+						 META_INODES };
+	}
+	m->count = n;
+	qsort(m->v, n, sizeof(*m->v), cmp_range);
+	return 0;
+}
+
+static enum meta_kind meta_kind(const struct meta_map *m, blk64_t blk)
+{
+	size_t lo = 0, hi = m->count;
+
+	/* the last range starting at or before @blk; they do not overlap */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].start <= blk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && blk < m->v[lo - 1].end ? m->v[lo - 1].kind : META_OTHER;
+}
+
+/*
+ * Whether an inode of @old (an inode-table block, records of @isize
+ * bytes) held text that the same record of @new lacks: in i_block where
+ * it holds a fast symlink's target or inline data, not an extent tree or
+ * block numbers, and in the in-inode extended attribute space.
+ */
+static bool inodes_lost_text(const unsigned char *old, const unsigned char *new,
+			     size_t len, size_t isize)
+{
+	size_t off;
+
+	for (off = 0; off + isize <= len; off += isize) {
+		const unsigned char *o = old + off, *n = new + off;
+		uint16_t mode = (uint16_t)(o[0] | o[1] << 8);
+		uint32_t flags = (uint32_t)o[0x20] | (uint32_t)o[0x21] << 8 |
+				 (uint32_t)o[0x22] << 16 | (uint32_t)o[0x23] << 24;
+		size_t extra;
+
+		if (((S_ISLNK(mode) && !(flags & EXT4_EXTENTS_FL)) ||
+		     (flags & EXT4_INLINE_DATA_FL)) &&
+		    has_lost_text(o + 0x28, n + 0x28, EXT2_N_BLOCKS * 4))
+			return true;
+		if (isize <= EXT2_GOOD_OLD_INODE_SIZE + 2)
+			continue;
+		extra = EXT2_GOOD_OLD_INODE_SIZE + (size_t)(o[0x80] | o[0x81] << 8);
+		if (extra < isize && has_lost_text(o + extra, n + extra, isize - extra))
+			return true;
+	}
+	return false;
+}
+
 /* The first entry of the sorted @l (cmp_logged) for @fsblk, or l->count. */
 static size_t first_logged(const struct logged_list *l, uint64_t fsblk)
 {
@@ -248,27 +367,40 @@ static int judge_freed_between(int dev, const struct journal_layout *jl, ext2_fi
  * initialisation and timestamps log the same block again and again.
  * It counts when the block was revoked since (freed metadata, such as a
  * deleted directory's), holds text the newest copy lacks (a deleted
- * name), or was freed in between (judge_freed_between()).
+ * name; in an inode table, only where a record holds text, and never in
+ * a bitmap or a group descriptor: meta_kind()), or was freed in between
+ * (judge_freed_between()).
  */
-static int judge_superseded(int dev, const struct journal_layout *jl,
-			    struct logged_block *old, const struct logged_block *newest,
-			    unsigned char *cls, unsigned char *buf)
+static int judge_superseded(int dev, const struct journal_layout *jl, ext2_filsys fs,
+			    const struct meta_map *meta, struct logged_block *old,
+			    const struct logged_block *newest, unsigned char *cls,
+			    unsigned char *buf)
 {
+	enum meta_kind kind = meta_kind(meta, old->fsblk);
 	unsigned char *latest = NULL;
+	bool lost;
 	int rc;
 
 	if (newest->jblk == UINT32_MAX) {
 		cls[old->jblk] = JBLOCK_SUPERSEDED;
 		return 0;
 	}
+	if (kind == META_NO_TEXT)
+		return 0;
 	if (posix_memalign((void **)&latest, DIRECT_ALIGN,
 			   jl->bsize > DIRECT_ALIGN ? jl->bsize : DIRECT_ALIGN))
 		return -ENOMEM;
 	rc = read_jblock(dev, jl, newest->jblk, latest);
 	if (!rc)
 		rc = read_jblock(dev, jl, old->jblk, buf);
-	if (!rc && has_lost_text(buf, latest, jl->bsize))
-		cls[old->jblk] = JBLOCK_SUPERSEDED;
+	if (!rc) {
+		lost = kind == META_INODES ?
+			       inodes_lost_text(buf, latest, jl->bsize,
+						EXT2_INODE_SIZE(fs->super)) :
+			       has_lost_text(buf, latest, jl->bsize);
+		if (lost)
+			cls[old->jblk] = JBLOCK_SUPERSEDED;
+	}
 	free(latest);
 	return rc;
 }
@@ -310,6 +442,7 @@ static int classify_log(int dev, const struct journal_layout *jl, ext2_filsys fs
 {
 	size_t rsize = jl->incompat & JBD2_INCOMPAT_64BIT ? 8 : 4;
 	struct logged_list logged = { 0 };
+	struct meta_map meta = { 0 };
 	uint32_t blk = jl->start, seq = jl->sequence, steps = 0, span;
 	size_t i;
 	int rc = 0;
@@ -363,6 +496,8 @@ static int classify_log(int dev, const struct journal_layout *jl, ext2_filsys fs
 #undef NEXT
 	if (!rc && logged.count) {
 		rc = judge_freed(fs, freed, &logged, cls);
+		if (!rc)
+			rc = meta_map_build(fs, &meta);
 		qsort(logged.v, logged.count, sizeof(*logged.v), cmp_logged);
 		/* sorted by block, then transaction: the last of a block is the newest */
 		for (i = 0; i + 1 < logged.count && !rc; i++) {
@@ -374,12 +509,13 @@ static int classify_log(int dev, const struct journal_layout *jl, ext2_filsys fs
 			while (last + 1 < logged.count &&
 			       logged.v[last + 1].fsblk == logged.v[i].fsblk)
 				last++;
-			rc = judge_superseded(dev, jl, &logged.v[i], &logged.v[last], cls,
-					      buf);
+			rc = judge_superseded(dev, jl, fs, &meta, &logged.v[i],
+					      &logged.v[last], cls, buf);
 		}
 		if (!rc)
 			rc = judge_freed_between(dev, jl, fs, &logged, cls, buf);
 	}
+	free(meta.v);
 	free(logged.v);
 	return rc;
 }
