@@ -180,22 +180,20 @@ static int meta_map_build(ext2_filsys fs, struct meta_map *m)
 	if (!m->v)
 		return -ENOMEM;
 	for (g = 0; g < fs->group_desc_count; g++) {
-		blk64_t first = ext2fs_group_first_block2(fs, g);
+		blk64_t super, old_desc, new_desc;
+		blk_t used;
 
 		/*
-		 * The primary or a backup: superblock, descriptors, their
-		 * reserve. With meta_bg the descriptors lie elsewhere: left
-		 * to the rule of other blocks (text), which may count an
-		 * older copy but never misses one.
+		 * The superblock and the descriptors (with their reserve), or
+		 * meta_bg's descriptor, side by side where libext2fs places
+		 * them: @used blocks from the first of them.
 		 */
-		if (ext2fs_bg_has_super(fs, (int)g) &&
-		    !ext2fs_has_feature_meta_bg(fs->super))
-			m->v[n++] = (struct meta_range){
-				first,
-				first + 1 + fs->desc_blocks +
-					fs->super->s_reserved_gdt_blocks,
-				META_NO_TEXT
-			};
+		ext2fs_super_and_bgd_loc2(fs, g, &super, &old_desc, &new_desc, &used);
+		if (!ext2fs_bg_has_super(fs, (int)g))
+			super = old_desc ? old_desc : new_desc;
+		if (used)
+			m->v[n++] =
+				(struct meta_range){ super, super + used, META_NO_TEXT };
 		m->v[n++] = (struct meta_range){ ext2fs_block_bitmap_loc(fs, g),
 						 ext2fs_block_bitmap_loc(fs, g) + 1,
 						 META_NO_TEXT };
