@@ -16,6 +16,7 @@
 
 #include "audit.h"
 #include "audit-read.h"
+#include "extfs.h"
 
 /* ---- names in directory blocks ----------------------------------------- */
 
@@ -384,7 +385,6 @@ int audit_dirents_fd(int fd, struct audit_dirents *d,
 	struct audit_device dev = { 0 };
 	ext2_filsys fs = NULL;
 	struct stat st;
-	errcode_t err;
 	int rc;
 
 	memset(d, 0, sizeof(*d));
@@ -393,11 +393,10 @@ int audit_dirents_fd(int fd, struct audit_dirents *d,
 	audit_describe_device(st.st_dev, &dev);
 	if (!dev.path)
 		return -ENOENT;
-	err = ext2fs_open(dev.path, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0,
-			  unix_io_manager, &fs);
+	rc = extfs_open(dev.path, 0, &fs);
 	free(dev.path);
-	if (err)
-		return err < 4096 ? -(int)err : -EUCLEAN;
+	if (rc)
+		return rc;
 	rc = audit_dirents(fs, d, "reading back the directories, inode tables", progress);
 	d->error = -rc;
 	ext2fs_close_free(&fs);

@@ -19,21 +19,10 @@
 #include "audit.h"
 #include "audit-jbd2.h"
 #include "audit-read.h"
+#include "extfs.h"
 #include "remnants.h"
 
 /* ---- free space --------------------------------------------------------- */
-
-/*
- * Open the ext4 on @devpath read-only for the reads here. The filesystem
- * is mounted and changes under us, so a checksum that does not match is
- * not a reason to stop; the 64-bit flag only lets large filesystems be
- * opened.
- */
-static errcode_t open_fs(const char *devpath, ext2_filsys *fs)
-{
-	return ext2fs_open(devpath, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0,
-			   unix_io_manager, fs);
-}
 
 /*
  * The block bitmap of @fs as the disk holds it now: one read before is
@@ -384,17 +373,14 @@ static void audit_free_space(struct audit_result *out, unsigned int blocksize)
 int audit_ext4(int fd, struct audit_result *out, const struct audit_progress *progress)
 {
 	ext2_filsys fs = NULL;
-	errcode_t err;
 	int rc, bitmap_rc;
 
 	if (!out->data.path)
 		return -ENODEV;
 
-	err = open_fs(out->data.path, &fs);
-	if (err) {
-		/* libext2fs passes errno values through; its own codes are larger */
-		return err < 4096 ? -(int)err : -EUCLEAN;
-	}
+	rc = extfs_open(out->data.path, 0, &fs);
+	if (rc)
+		return rc;
 
 	/* the journal's judgement and the free-space read both need it */
 	bitmap_rc = ext2fs_read_block_bitmap(fs) ? -EIO : 0;
@@ -455,6 +441,7 @@ static int free_reader_open(struct free_reader *r, int fd, struct audit_free *ou
 			    const char *what, const struct audit_progress *progress)
 {
 	struct stat st;
+	int rc;
 
 	memset(r, 0, sizeof(*r));
 	r->out = out;
@@ -466,8 +453,9 @@ static int free_reader_open(struct free_reader *r, int fd, struct audit_free *ou
 	audit_describe_device(st.st_dev, &r->dev);
 	if (!r->dev.path || !r->dev.known)
 		return -ENODEV;
-	if (open_fs(r->dev.path, &r->fs) != 0)
-		return -EUCLEAN;
+	rc = extfs_open(r->dev.path, 0, &r->fs);
+	if (rc)
+		return rc;
 	out->block_size = r->fs->blocksize;
 	return 0;
 }
@@ -736,9 +724,8 @@ int audit_ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free
 	free(buf);
 	/* one bitmap, read after the blocks were, judges both lists below */
 	if (!rc && (unsteady.count || n)) {
-		if (open_fs(marks->devpath, &fs) != 0)
-			rc = -EUCLEAN;
-		else
+		rc = extfs_open(marks->devpath, 0, &fs);
+		if (!rc)
 			bitmap_now(fs);
 	}
 	/* a writer's block changes from read to read too: only those still free */

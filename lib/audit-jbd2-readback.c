@@ -16,6 +16,7 @@
 #include "audit.h"
 #include "audit-jbd2.h"
 #include "audit-read.h"
+#include "extfs.h"
 
 struct audit_journal_dev {
 	struct journal_layout jl;
@@ -51,18 +52,13 @@ int audit_journal_open(int fd, struct audit_journal_dev **out)
 		return -ENOMEM;
 	jd->dev = -1;
 	audit_describe_device(st.st_dev, &res.data);
-	if (!res.data.path)
-		rc = -ENOENT;
-	else if (ext2fs_open(res.data.path,
-			     EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0,
-			     unix_io_manager, &fs) != 0)
-		rc = -EUCLEAN;
-	else if (!ext2fs_has_feature_journal(fs->super))
+	rc = res.data.path ? extfs_open(res.data.path, 0, &fs) : -ENOENT;
+	if (!rc && !ext2fs_has_feature_journal(fs->super))
 		rc = -ENODEV;
-	else if (fs->super->s_journal_inum == 0 &&
+	else if (!rc && fs->super->s_journal_inum == 0 &&
 		 !uuid_is_zero(fs->super->s_journal_uuid))
 		rc = external_layout(fs, &res, &jd->jl);
-	else
+	else if (!rc)
 		rc = internal_layout(fs, res.data.path, &jd->jl);
 	if (!rc) {
 		jd->fast_commit = ext2fs_has_feature_fast_commit(fs->super);

@@ -16,6 +16,7 @@
 #include <ext2fs/ext2fs.h>
 
 #include "ext4-ioctl.h"
+#include "extfs.h"
 #include "remnants.h"
 #include "sysfs.h"
 
@@ -156,19 +157,15 @@ static int read_superblock(const char *path, dev_t dev, uint32_t *unit, bool *di
 {
 	struct stat st;
 	ext2_filsys fs;
-	errcode_t err;
+	int rc;
 
 	if (stat(path, &st) != 0)
 		return -errno;
 	if (!S_ISBLK(st.st_mode) || st.st_rdev != dev)
 		return -ENODEV;
-	err = ext2fs_open(path,
-			  EXT2_FLAG_SUPER_ONLY | EXT2_FLAG_64BITS |
-				  EXT2_FLAG_IGNORE_CSUM_ERRORS,
-			  0, 0, unix_io_manager, &fs);
-	if (err)
-		/* the unix io manager's errors are errno values */
-		return err < 4096 ? -(int)err : -EINVAL;
+	rc = extfs_open(path, EXT2_FLAG_SUPER_ONLY, &fs);
+	if (rc)
+		return rc;
 	*unit = EXT2_CLUSTER_SIZE(fs->super);
 	*dir_index = ext2fs_has_feature_dir_index(fs->super);
 	ext2fs_close_free(&fs);

@@ -33,6 +33,7 @@
 #include <linux/magic.h>
 #include <ext2fs/ext2fs.h>
 
+#include "extfs.h"
 #include "mounts.h"
 #include "sysfs.h"
 #include "trim.h"
@@ -148,8 +149,8 @@ static int ext4_geometry(int fd, struct ext4_geometry *geo)
 	struct stat st;
 	ext2_filsys fs;
 	char *devname;
-	errcode_t err;
 	uint32_t v[2];
+	int rc;
 
 	if (fstatfs(fd, &sfs) != 0 || fstat(fd, &st) != 0)
 		return -errno;
@@ -158,13 +159,10 @@ static int ext4_geometry(int fd, struct ext4_geometry *geo)
 	devname = blkid_devno_to_devname(st.st_dev);
 	if (!devname)
 		return -ENODEV;
-	err = ext2fs_open(devname,
-			  EXT2_FLAG_64BITS | EXT2_FLAG_SUPER_ONLY |
-				  EXT2_FLAG_IGNORE_CSUM_ERRORS,
-			  0, 0, unix_io_manager, &fs);
+	rc = extfs_open(devname, EXT2_FLAG_SUPER_ONLY, &fs);
 	free(devname);
-	if (err)
-		return err < 4096 ? -(int)err : -EUCLEAN;
+	if (rc)
+		return rc;
 
 	sb = fs->super;
 	fsid = le64toh(*(const uint64_t *)sb->s_uuid) ^
