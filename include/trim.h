@@ -2,6 +2,7 @@
 #ifndef FSTRIM_EXT_TRIM_H
 #define FSTRIM_EXT_TRIM_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -24,11 +25,40 @@ int fs_open_root(const char *path, int mnt_id, dev_t dev);
 int trim_fs(int fd, const struct fstrim_range *range, uint64_t *trimmed);
 
 /*
+ * A filesystem to trim, described once by trim_target_init(): what no
+ * trim of it changes. The ranges of trim_fs_steps() follow ext4's
+ * geometry, which comes from the superblock (all in blocks but the
+ * shifts).
+ */
+struct trim_target {
+	int fd; /* the root of the filesystem, as fs_open_root() checked it */
+	unsigned long fs_type; /* statfs f_type; 0 when unknown */
+	uint64_t fs_size; /* f_blocks * f_frsize; 0 when unknown */
+	bool ext4; /* an ext4 whose geometry below was read */
+	unsigned int block_bits;
+	unsigned int cluster_bits; /* bigalloc: log2 of blocks per cluster */
+	uint64_t first_data_block;
+	uint64_t blocks_per_group;
+	uint64_t blocks_count;
+	uint64_t discard_granularity; /* bytes; 0 when unknown */
+	char sysfs_name[NAME_MAX + 1]; /* keys /sys/fs/ext4/; "" when unknown */
+};
+
+/*
+ * Describe the filesystem whose root is @fd for its trims. On ext4 the
+ * superblock is read through libext2fs (its statfs fsid, which ext4
+ * derives from the UUID, must match, or the node read is not the
+ * filesystem trimmed); without it, the trims make one FITRIM call each.
+ */
+void trim_target_init(int fd, struct trim_target *t);
+
+/*
  * trim_fs() once more, for a check that found free blocks still holding
  * data: on ext4, over every group of @range, also those it remembers as
  * trimmed. Returns as trim_fs() does, the bytes of the second call.
  */
-int trim_fs_again(int fd, const struct fstrim_range *range, uint64_t *trimmed);
+int trim_fs_again(const struct trim_target *t, const struct fstrim_range *range,
+		  uint64_t *trimmed);
 
 /* Where a trim in ranges stands. Byte offsets in the filesystem. */
 struct trim_progress {
@@ -36,7 +66,7 @@ struct trim_progress {
 	uint64_t end; /* the end of the request within the filesystem, exclusive */
 	uint64_t pos; /* every byte before it was covered by a FITRIM */
 	uint64_t trimmed; /* what the kernel reported discarded, so far */
-	unsigned int ranges; /* FITRIM calls issued for the request */
+	unsigned int ranges; /* ranges of the request handed to FITRIM, a cut one too */
 	bool stopped; /* stopped with ranges left, or in one (@cut) */
 	bool cut; /* the call from @pos on was cut short, its part in @trimmed */
 	bool one_call; /* one call for the request: the kernel reports no position */
@@ -69,7 +99,8 @@ typedef bool trim_after_range_fn(const struct trim_progress *prog, void *arg);
  * Returns 0 (@prog->stopped when stopped early), 1 when the filesystem
  * or device cannot discard, or -errno; @prog says what was done before.
  */
-int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step, int stop_fd,
-		  trim_after_range_fn *after, void *arg, struct trim_progress *prog);
+int trim_fs_steps(const struct trim_target *t, const struct fstrim_range *range,
+		  uint64_t step, int stop_fd, trim_after_range_fn *after, void *arg,
+		  struct trim_progress *prog);
 
 #endif

@@ -79,8 +79,8 @@ static void read_step(enum audit_read_when when, const struct audit_read *r, voi
  * between them; adds to @res what was trimmed, and where it stopped.
  * Returns as trim_fs_steps() does.
  */
-static int trim_in_steps(const struct run_opts *opts, int fd, const char *path,
-			 struct fs_result *res)
+static int trim_in_steps(const struct run_opts *opts, const struct trim_target *target,
+			 const char *path, struct fs_result *res)
 {
 	struct progress_run run = { .opts = opts, .path = path };
 	struct trim_progress p;
@@ -88,8 +88,8 @@ static int trim_in_steps(const struct run_opts *opts, int fd, const char *path,
 
 	if (opts->progress)
 		opts->progress(RUN_TRIM_BEGIN, path, NULL, NULL, opts->arg);
-	rc = trim_fs_steps(fd, &opts->range, opts->step, opts->stop_fd, after_range, &run,
-			   &p);
+	rc = trim_fs_steps(target, &opts->range, opts->step, opts->stop_fd, after_range,
+			   &run, &p);
 	if (opts->progress)
 		opts->progress(RUN_TRIM_END, path, &p, NULL, opts->arg);
 	res->trimmed += p.trimmed;
@@ -212,10 +212,12 @@ static struct audit_free_marks *note_unreachable(const struct run_opts *opts, in
  * discard), the free space was never trimmed and is read back all the
  * same: what deleted files left there is still on the device.
  */
-static void verify_trim(const struct run_opts *opts, int fd, const char *path,
-			struct fs_result *res, struct audit_free_marks *unreached,
+static void verify_trim(const struct run_opts *opts, const struct trim_target *target,
+			const char *path, struct fs_result *res,
+			struct audit_free_marks *unreached,
 			const struct audit_progress *reads)
 {
+	int fd = target->fd;
 	struct audit_free *f = &res->trim_check, *u = &res->unreached_check;
 	struct audit_free_marks *marks = NULL;
 	char size[SIZE_HUMAN_MAX];
@@ -234,7 +236,7 @@ static void verify_trim(const struct run_opts *opts, int fd, const char *path,
 	 * held, free all along.
 	 */
 	if ((marks || unreached) && syncfs(fd) == 0 &&
-	    (!trimmed || trim_fs_again(fd, &opts->range, &more) == 0)) {
+	    (!trimmed || trim_fs_again(target, &opts->range, &more) == 0)) {
 		if (!rc && marks)
 			rc = audit_free_recheck(fd, marks, f);
 		if (unreached)
@@ -361,6 +363,7 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 	struct fs_result *res = &r->res;
 	struct report_json_fs *jf = &r->jf;
 	struct audit_free_marks *unreached = NULL;
+	struct trim_target target = { .fd = fd };
 	struct progress_run run = { .opts = opts, .path = path };
 	/* the long reads, told as the trim is (not at all without a terminal) */
 	const struct audit_progress reads = {
@@ -404,7 +407,9 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 			/* nothing more once a stop is asked for: not even a read */
 			if (opts->journal && !*opts->stop && fslog_type(fd) == FSLOG_EXT4)
 				unreached = note_unreachable(opts, fd, res, &reads);
-			trim_rc = trim_in_steps(opts, fd, path, res);
+			/* what the trims need of the filesystem, read once for them all */
+			trim_target_init(fd, &target);
+			trim_rc = trim_in_steps(opts, &target, path, res);
 			if (res->trim_stopped)
 				note_stopped(opts, res);
 			if (trim_rc < 0) {
@@ -446,15 +451,15 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 				    "deleted directory's) may still hold names",
 				    path, run_signal_name(*opts->stop));
 			} else if (res->trim_done && !opts->dry_run) {
-				res->retrim_rc = trim_in_steps(opts, fd, path, res);
+				res->retrim_rc = trim_in_steps(opts, &target, path, res);
 				if (res->trim_stopped)
 					note_stopped(opts, res);
 			}
 			if (res->trim_done && !opts->dry_run && !res->retrim_rc &&
 			    !res->trim_stopped)
-				verify_trim(opts, fd, path, res, unreached, &reads);
+				verify_trim(opts, &target, path, res, unreached, &reads);
 			else if (trim_rc == 1 && !opts->dry_run && !*opts->stop)
-				verify_trim(opts, fd, path, res, NULL, &reads);
+				verify_trim(opts, &target, path, res, NULL, &reads);
 			if (res->retrim_rc && res->retrim_rc != -EINTR)
 				say(opts,
 				    "%s: FITRIM after the journal checkpoint failed: %s; "

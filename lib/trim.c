@@ -123,75 +123,83 @@ int trim_fs(int fd, const struct fstrim_range *range, uint64_t *trimmed)
 	return 0;
 }
 
-/* What ext4's FITRIM works in, from the superblock; all in blocks but the shift. */
-struct ext4_geometry {
-	unsigned int block_bits;
-	unsigned int cluster_bits; /* bigalloc: log2 of blocks per cluster */
-	uint64_t first_data_block;
-	uint64_t blocks_per_group;
-	uint64_t blocks_count;
-	uint64_t last_trim_minblks; /* clusters; 0 when unknown */
-	uint64_t discard_granularity; /* bytes */
-};
-
-/*
- * The geometry of the ext4 mounted at @fd, read from its device through
- * libext2fs (superblock only). The statfs fsid, which ext4 derives from
- * the UUID, must match: otherwise the node read is not the filesystem
- * trimmed, and the caller falls back to one FITRIM.
- */
-static int ext4_geometry(int fd, struct ext4_geometry *geo)
+/* The ext4 geometry of @t from its device's superblock; false when not read. */
+static bool ext4_geometry(struct trim_target *t, const struct statfs *sfs, dev_t dev)
 {
 	struct ext2_super_block *sb;
-	char name[NAME_MAX + 1], path[NAME_MAX + 64];
-	uint64_t fsid, gran = 0;
-	struct statfs sfs;
-	struct stat st;
+	uint64_t fsid;
 	ext2_filsys fs;
 	char *devname;
 	uint32_t v[2];
+	bool ok;
 	int rc;
 
-	if (fstatfs(fd, &sfs) != 0 || fstat(fd, &st) != 0)
-		return -errno;
-	if (sfs.f_type != EXT4_SUPER_MAGIC || !major(st.st_dev))
-		return -EOPNOTSUPP;
-	devname = blkid_devno_to_devname(st.st_dev);
+	if (sfs->f_type != EXT4_SUPER_MAGIC || !major(dev))
+		return false;
+	devname = blkid_devno_to_devname(dev);
 	if (!devname)
-		return -ENODEV;
+		return false;
 	rc = extfs_open(devname, EXT2_FLAG_SUPER_ONLY, &fs);
 	free(devname);
 	if (rc)
-		return rc;
+		return false;
 
 	sb = fs->super;
 	fsid = le64toh(*(const uint64_t *)sb->s_uuid) ^
 	       le64toh(*(const uint64_t *)(sb->s_uuid + 8));
-	memcpy(v, &sfs.f_fsid, sizeof(v));
-	geo->block_bits = (unsigned int)sb->s_log_block_size + 10;
-	geo->cluster_bits = ext2fs_has_feature_bigalloc(sb) ?
-				    sb->s_log_cluster_size - sb->s_log_block_size :
-				    0;
-	geo->first_data_block = sb->s_first_data_block;
-	geo->blocks_per_group = sb->s_blocks_per_group;
-	geo->blocks_count = ext2fs_blocks_count(sb);
+	memcpy(v, &sfs->f_fsid, sizeof(v));
+	t->block_bits = (unsigned int)sb->s_log_block_size + 10;
+	t->cluster_bits = ext2fs_has_feature_bigalloc(sb) ?
+				  sb->s_log_cluster_size - sb->s_log_block_size :
+				  0;
+	t->first_data_block = sb->s_first_data_block;
+	t->blocks_per_group = sb->s_blocks_per_group;
+	t->blocks_count = ext2fs_blocks_count(sb);
 	ext2fs_close_free(&fs);
-	if (v[0] != (uint32_t)fsid || v[1] != (uint32_t)(fsid >> 32) ||
-	    !geo->blocks_per_group || geo->block_bits > 16)
-		return -ESTALE;
+	ok = v[0] == (uint32_t)fsid && v[1] == (uint32_t)(fsid >> 32) &&
+	     t->blocks_per_group && t->block_bits <= 16;
+	if (ok && sysfs_blkdev_name(dev, t->sysfs_name, sizeof(t->sysfs_name)) != 0)
+		t->sysfs_name[0] = '\0';
+	if (ok)
+		sysfs_discard_granularity(dev, &t->discard_granularity);
+	return ok;
+}
 
-	geo->last_trim_minblks = 0;
-	if (sysfs_blkdev_name(st.st_dev, name, sizeof(name)) == 0) {
-		snprintf(path, sizeof(path), "/sys/fs/ext4/%s/last_trim_minblks", name);
-		sysfs_read_u64(path, &geo->last_trim_minblks);
-	}
-	sysfs_discard_granularity(st.st_dev, &gran);
-	geo->discard_granularity = gran;
-	return 0;
+void trim_target_init(int fd, struct trim_target *t)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	memset(t, 0, sizeof(*t));
+	t->fd = fd;
+	if (fstatfs(fd, &sfs) != 0)
+		return;
+	t->fs_type = (unsigned long)sfs.f_type;
+	if (__builtin_mul_overflow((uint64_t)sfs.f_blocks, (uint64_t)sfs.f_frsize,
+				   &t->fs_size))
+		t->fs_size = 0;
+	if (fstat(fd, &st) == 0)
+		t->ext4 = ext4_geometry(t, &sfs, st.st_dev);
+}
+
+/*
+ * ext4's minimum of the last FITRIM in clusters, which every call sets;
+ * 0 when unknown.
+ */
+static uint64_t last_trim_minblks(const struct trim_target *t)
+{
+	char path[NAME_MAX + 64];
+	uint64_t v = 0;
+
+	if (!t->sysfs_name[0])
+		return 0;
+	snprintf(path, sizeof(path), "/sys/fs/ext4/%s/last_trim_minblks", t->sysfs_name);
+	sysfs_read_u64(path, &v);
+	return v;
 }
 
 /* The minimum extent ext4 will use for @minlen bytes, in clusters (ext4_trim_fs()). */
-static uint64_t ext4_minlen_clusters(const struct ext4_geometry *geo, uint64_t minlen)
+static uint64_t ext4_minlen_clusters(const struct trim_target *geo, uint64_t minlen)
 {
 	uint64_t ratio = 1ULL << geo->cluster_bits;
 
@@ -200,12 +208,12 @@ static uint64_t ext4_minlen_clusters(const struct ext4_geometry *geo, uint64_t m
 	return ((minlen >> geo->block_bits) + ratio - 1) >> geo->cluster_bits;
 }
 
-static uint64_t group_of(const struct ext4_geometry *geo, uint64_t block)
+static uint64_t group_of(const struct trim_target *geo, uint64_t block)
 {
 	return (block - geo->first_data_block) / geo->blocks_per_group;
 }
 
-static uint64_t group_start(const struct ext4_geometry *geo, uint64_t group)
+static uint64_t group_start(const struct trim_target *geo, uint64_t group)
 {
 	return geo->first_data_block + group * geo->blocks_per_group;
 }
@@ -220,21 +228,20 @@ static uint64_t group_start(const struct ext4_geometry *geo, uint64_t group)
  * (it discards only wholly free groups) makes the second one, with the
  * range's own minimum, walk every group again.
  */
-int trim_fs_again(int fd, const struct fstrim_range *range, uint64_t *trimmed)
+int trim_fs_again(const struct trim_target *t, const struct fstrim_range *range,
+		  uint64_t *trimmed)
 {
-	struct ext4_geometry geo = { 0 };
 	struct fstrim_range r = *range;
 	int rc;
 
-	if (ext4_geometry(fd, &geo) == 0 && ext4_minlen_clusters(&geo, range->minlen) <
-						    geo.blocks_per_group >>
-						    geo.cluster_bits) {
-		r.minlen = geo.blocks_per_group << geo.block_bits;
-		rc = trim_fs(fd, &r, trimmed);
+	if (t->ext4 && ext4_minlen_clusters(t, range->minlen) < t->blocks_per_group >>
+			       t->cluster_bits) {
+		r.minlen = t->blocks_per_group << t->block_bits;
+		rc = trim_fs(t->fd, &r, trimmed);
 		if (rc)
 			return rc;
 	}
-	return trim_fs(fd, range, trimmed);
+	return trim_fs(t->fd, range, trimmed);
 }
 
 /* ---- one FITRIM in a child process, so that a stop can cut it short ---- */
@@ -270,25 +277,20 @@ struct trimmer {
 
 #define TICK_MS 250
 
-static void trimmer_init(struct trimmer *t, int fd, int stop_fd,
+static void trimmer_init(struct trimmer *t, const struct trim_target *target, int stop_fd,
 			 trim_after_range_fn *tick, void *tick_arg,
 			 const struct trim_progress *prog)
 {
-	struct statfs sfs;
 	void *page;
 
 	memset(t, 0, sizeof(*t));
-	t->fd = fd;
+	t->fd = target->fd;
 	t->stop_fd = stop_fd;
 	t->tick = tick;
 	t->tick_arg = tick_arg;
 	t->prog = prog;
-	if (fstatfs(fd, &sfs) == 0) {
-		t->fs_type = (unsigned long)sfs.f_type;
-		if (__builtin_mul_overflow((uint64_t)sfs.f_blocks, (uint64_t)sfs.f_frsize,
-					   &t->fs_size))
-			t->fs_size = 0;
-	}
+	t->fs_type = target->fs_type;
+	t->fs_size = target->fs_size;
 	if (stop_fd < 0)
 		return;
 	page = mmap(NULL, sizeof(struct trim_call), PROT_READ | PROT_WRITE,
@@ -525,44 +527,44 @@ static void clamp_to_fs_size(const struct trimmer *t, struct trim_progress *prog
 		prog->end = t->fs_size;
 }
 
-int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step, int stop_fd,
-		  trim_after_range_fn *after, void *arg, struct trim_progress *prog)
+int trim_fs_steps(const struct trim_target *geo, const struct fstrim_range *range,
+		  uint64_t step, int stop_fd, trim_after_range_fn *after, void *arg,
+		  struct trim_progress *prog)
 {
-	struct ext4_geometry geo = { 0 };
 	uint64_t s, e_req, e, x, chunk_end, groups, max_groups, group_bytes;
-	uint64_t restore_minlen = 0, t0, start = 0, end = 0;
+	uint64_t restore_minlen = 0, t0, start = 0, end = 0, last_minblks;
 	struct trimmer t;
 	bool lowered, aligned;
 	int rc = 0;
 
-	trimmer_init(&t, fd, stop_fd, after, arg, prog);
+	trimmer_init(&t, geo, stop_fd, after, arg, prog);
 	memset(prog, 0, sizeof(*prog));
 	prog->start = range->start;
 	prog->end = range->start + range->len < range->start ? UINT64_MAX :
 							       range->start + range->len;
 
-	if (ext4_geometry(fd, &geo) != 0)
+	if (!geo->ext4)
 		goto one_call;
 
 	/* the blocks a single FITRIM would cover, computed as ext4_trim_fs() does */
-	if (range->len < (1ULL << geo.block_bits))
+	if (range->len < (1ULL << geo->block_bits))
 		goto one_call;
-	s = range->start >> geo.block_bits;
-	e_req = s + (range->len >> geo.block_bits) - 1;
-	if (s >= geo.blocks_count)
+	s = range->start >> geo->block_bits;
+	e_req = s + (range->len >> geo->block_bits) - 1;
+	if (s >= geo->blocks_count)
 		goto one_call;
-	e = e_req < geo.blocks_count - 1 ? e_req : geo.blocks_count - 1;
-	if (e <= geo.first_data_block)
+	e = e_req < geo->blocks_count - 1 ? e_req : geo->blocks_count - 1;
+	if (e <= geo->first_data_block)
 		goto one_call;
-	x = s > geo.first_data_block ? s : geo.first_data_block;
-	start = x << geo.block_bits;
-	end = (e + 1) << geo.block_bits;
+	x = s > geo->first_data_block ? s : geo->first_data_block;
+	start = x << geo->block_bits;
+	end = (e + 1) << geo->block_bits;
 	if (step == 0)
 		goto one_call;
 	prog->start = start;
 	prog->end = end;
 
-	group_bytes = geo.blocks_per_group << geo.block_bits;
+	group_bytes = geo->blocks_per_group << geo->block_bits;
 	max_groups = step / group_bytes + (step % group_bytes != 0);
 	if (!max_groups)
 		max_groups = 1;
@@ -579,19 +581,18 @@ int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step, int s
 	 * minimum, which finds them all trimmed and discards nothing, puts
 	 * the old value back for the next range.
 	 */
-	lowered = geo.last_trim_minblks &&
-		  ext4_minlen_clusters(&geo, range->minlen) < geo.last_trim_minblks;
+	last_minblks = last_trim_minblks(geo);
+	lowered = last_minblks && ext4_minlen_clusters(geo, range->minlen) < last_minblks;
 	if (lowered)
-		restore_minlen = geo.last_trim_minblks
-				 << (geo.block_bits + geo.cluster_bits);
+		restore_minlen = last_minblks << (geo->block_bits + geo->cluster_bits);
 
 	while (x <= e) {
-		uint64_t g = group_of(&geo, x), first_full, start_byte, len;
+		uint64_t g = group_of(geo, x), first_full, start_byte, len;
 
 		/* whole groups only: ext4 trims a free extent to its group's end, past the range */
-		aligned = x == group_start(&geo, g);
+		aligned = x == group_start(geo, g);
 		first_full = aligned ? g : g + 1;
-		chunk_end = group_start(&geo, first_full + groups) - 1;
+		chunk_end = group_start(geo, first_full + groups) - 1;
 		if (!prog->ranges && chunk_end >= e)
 			goto one_call;
 		if (chunk_end >= e)
@@ -599,8 +600,8 @@ int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step, int s
 				e_req; /* the last: the kernel clamps as for one call */
 
 		/* the first range starts where the request does, as the kernel rounds it */
-		start_byte = prog->ranges ? x << geo.block_bits : range->start;
-		len = (chunk_end - (prog->ranges ? x : s) + 1) << geo.block_bits;
+		start_byte = prog->ranges ? x << geo->block_bits : range->start;
+		len = (chunk_end - (prog->ranges ? x : s) + 1) << geo->block_bits;
 		t0 = now_ns();
 		rc = issue(&t, start_byte, len, range->minlen, prog);
 		if (rc != 0 || prog->stopped)
@@ -611,12 +612,12 @@ int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step, int s
 			break;
 		}
 		groups = next_groups(groups, max_groups, now_ns() - t0);
-		if (lowered && first_full <= group_of(&geo, chunk_end)) {
+		if (lowered && first_full <= group_of(geo, chunk_end)) {
 			bool cut = prog->cut;
 
-			rc = issue(&t, group_start(&geo, first_full) << geo.block_bits,
-				   (chunk_end - group_start(&geo, first_full) + 1)
-					   << geo.block_bits,
+			rc = issue(&t, group_start(geo, first_full) << geo->block_bits,
+				   (chunk_end - group_start(geo, first_full) + 1)
+					   << geo->block_bits,
 				   restore_minlen, prog);
 			/* the range was done all the same */
 			prog->cut = cut;
@@ -624,7 +625,7 @@ int trim_fs_steps(int fd, const struct fstrim_range *range, uint64_t step, int s
 				goto out;
 		}
 		x = chunk_end + 1;
-		prog->pos = x << geo.block_bits;
+		prog->pos = x << geo->block_bits;
 		if (prog->stopped || (after && after(prog, arg))) {
 			prog->stopped = true;
 			goto out;
