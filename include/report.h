@@ -21,7 +21,7 @@ struct fs_result {
 	bool dry_run;
 	bool trim_done; /* FITRIM issued (or would be, in a dry run) */
 	uint64_t trimmed;
-	unsigned int trim_ranges; /* FITRIM calls, both trims of --journal together */
+	unsigned int trim_ranges; /* trim_progress.ranges of both trims of --journal */
 	bool trim_stopped; /* a signal stopped FITRIM between ranges */
 	uint64_t trim_pos; /* then: every byte before it was trimmed */
 	uint64_t trim_end; /* then: the end of the range asked for */
