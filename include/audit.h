@@ -202,7 +202,9 @@ struct audit_free_marks;
  * After FITRIM over @start, @len with @minlen on the filesystem open at
  * @fd: read back with O_DIRECT, in full, every free extent FITRIM
  * discarded (the allocator's free extents as FS_IOC_GETFSMAP reports
- * them, of at least the discard granularity, their part aligned to it).
+ * them, at least FITRIM's minimum long, as ext4_trim_span() and
+ * ext4_trim_min_blocks() read the request: all of each, also the ends a
+ * device that erases whole units of its discard granularity leaves).
  * @out->free_bytes is what there was to read, @out->read_bytes what was
  * read (all of it, or the call fails), @out->nonzero_blocks what held
  * data: a device that ignores discard, or blocks freed after FITRIM passed

@@ -284,6 +284,30 @@ static int classify_left(int fd, ext2_filsys fs, uint64_t min, const struct bloc
 	return 0;
 }
 
+/* The shortest free extent FITRIM with @minlen discards, in blocks (at least 1). */
+static uint64_t trim_minimum(ext2_filsys fs, uint32_t discard_granularity,
+			     uint64_t minlen)
+{
+	uint64_t n = ext4_trim_min_blocks(fs->super->s_log_block_size + 10,
+					  (unsigned int)fs->cluster_ratio_bits,
+					  discard_granularity, minlen);
+
+	return n ? n : 1;
+}
+
+/* The blocks [*first, *end) FITRIM walks for its range @start, @len. */
+static void trim_span(ext2_filsys fs, uint64_t start, uint64_t len, blk64_t *first,
+		      blk64_t *end)
+{
+	struct fstrim_range r = { .start = start, .len = len };
+	uint64_t f, e;
+
+	ext4_trim_span(fs->super->s_log_block_size + 10, fs->super->s_first_data_block,
+		       ext2fs_blocks_count(fs->super), &r, &f, &e);
+	*first = f;
+	*end = e;
+}
+
 /* audit_scan's found(): note the block, for still_free() */
 static int found_free_block(void *arg, uint64_t blk, const unsigned char *data)
 {
@@ -343,11 +367,10 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 	if (!rc)
 		f->nonzero_blocks = still_free(fs, &found);
 	/* why FITRIM left them, where the device can discard at all */
-	if (!rc && f->nonzero_blocks && data->known && data->discard_max_bytes) {
-		uint64_t min = data->discard_granularity;
-
-		classify_left(fd, fs, min > bsize ? min : bsize, &found, f);
-	}
+	if (!rc && f->nonzero_blocks && data->known && data->discard_max_bytes)
+		classify_left(fd, fs,
+			      trim_minimum(fs, data->discard_granularity, 0) * bsize,
+			      &found, f);
 	blocks_free(&found);
 	return rc;
 }
@@ -521,32 +544,6 @@ static int free_reader_close(struct free_reader *r, int rc, struct audit_free *o
 	return rc;
 }
 
-/* FITRIM's minimum in bytes, as ext4_trim_fs() raises it. */
-static uint64_t trim_minimum(const struct free_reader *r, uint64_t minlen)
-{
-	uint64_t bsize = r->fs->blocksize;
-	uint64_t gran = r->dev.discard_granularity > bsize ? r->dev.discard_granularity :
-							     bsize;
-
-	if (minlen > gran)
-		gran = (minlen + bsize - 1) / bsize * bsize;
-	return gran;
-}
-
-/* The blocks [*first, *end) of FITRIM's range @start, @len. */
-static void trim_span(ext2_filsys fs, uint64_t start, uint64_t len, blk64_t *first,
-		      blk64_t *end)
-{
-	uint64_t bsize = fs->blocksize;
-
-	*first = start / bsize > fs->super->s_first_data_block ?
-			 start / bsize :
-			 fs->super->s_first_data_block;
-	*end = ext2fs_blocks_count(fs->super);
-	if (len / bsize < *end - *first)
-		*end = *first + len / bsize;
-}
-
 /* Read [@z, @hi) of the free space, marking the blocks with data. */
 static int read_marking(struct free_reader *r, blk64_t z, blk64_t hi)
 {
@@ -562,7 +559,7 @@ int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	struct alloc_free w = { 0 };
 	struct free_reader r;
 	blk64_t first, end, z, e;
-	uint64_t bsize, gran;
+	uint64_t min;
 	ext2_filsys fs;
 	int rc;
 
@@ -570,31 +567,26 @@ int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	if (rc)
 		return free_reader_close(&r, rc, out, NULL);
 	fs = r.fs;
-	bsize = fs->blocksize;
-	gran = trim_minimum(&r, minlen);
+	min = trim_minimum(fs, r.dev.discard_granularity, minlen);
 	trim_span(fs, start, len, &first, &end);
 	rc = free_reader_begin(&r, first, end);
 	/* the extents FITRIM discarded: the allocator's, not the disk's bitmap (struct alloc_free) */
 	if (!rc)
 		rc = alloc_free_open(&w, fd, fs);
 	while (!rc && (rc = alloc_free_next(&w, &z, &e)) == 0) {
-		uint64_t lo, hi;
-
 		/* what lies in the range FITRIM was given */
 		if (z < first)
 			z = first;
 		if (e > end)
 			e = end;
-		if (e <= z || (e - z) * bsize < gran)
-			continue;
-		/* the part of the extent the device's granularity lets discard */
-		lo = (z * bsize + gran - 1) / gran * gran;
-		hi = e * bsize / gran * gran;
-		/* in whole blocks: all of it, as gran is a multiple of bsize */
-		lo = (lo + bsize - 1) / bsize;
-		hi /= bsize;
-		if (hi > lo)
-			rc = read_marking(&r, lo, hi);
+		/*
+		 * ext4 discarded all of an extent at least its minimum long,
+		 * and all of it is read: a device that erases only whole
+		 * units of its discard granularity leaves the ends, and what
+		 * they hold is found, not assumed gone
+		 */
+		if (e > z && e - z >= min)
+			rc = read_marking(&r, z, e);
 	}
 	if (rc == 1)
 		rc = 0;
@@ -610,7 +602,7 @@ int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 	blk64_t a = 0, b = 0, pos, end;
 	struct free_reader r;
 	bool walked = false;
-	uint64_t gran;
+	uint64_t min;
 	int rc;
 
 	*marks = NULL;
@@ -622,7 +614,7 @@ int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 		rc = alloc_free_open(&w, fd, r.fs);
 	if (rc)
 		return free_reader_close(&r, rc, out, NULL);
-	gran = trim_minimum(&r, minlen);
+	min = trim_minimum(r.fs, r.dev.discard_granularity, minlen);
 	trim_span(r.fs, start, len, &pos, &end);
 	rc = free_reader_begin(&r, pos, end);
 	/*
@@ -653,16 +645,17 @@ int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 			stop = a <= z && z < b ? b : a;
 			if (stop > s)
 				stop = s;
-			if (!(a <= z && z < b) || (b - a) * r.fs->blocksize < gran)
+			if (!(a <= z && z < b) || b - a < min)
 				rc = read_marking(&r, z, stop);
 			z = stop;
 		}
 		pos = s;
 	}
 	alloc_free_close(&w);
+	min *= r.fs->blocksize;
 	rc = free_reader_close(&r, rc, out, marks);
 	if (*marks)
-		(*marks)->gran = gran;
+		(*marks)->gran = min;
 	return rc;
 }
 

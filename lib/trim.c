@@ -198,14 +198,12 @@ static uint64_t last_trim_minblks(const struct trim_target *t)
 	return v;
 }
 
-/* The minimum extent ext4 will use for @minlen bytes, in clusters (ext4_trim_fs()). */
+/* The minimum extent ext4 will use for @minlen bytes, in clusters. */
 static uint64_t ext4_minlen_clusters(const struct trim_target *geo, uint64_t minlen)
 {
-	uint64_t ratio = 1ULL << geo->cluster_bits;
-
-	if (minlen < geo->discard_granularity)
-		minlen = geo->discard_granularity;
-	return ((minlen >> geo->block_bits) + ratio - 1) >> geo->cluster_bits;
+	return ext4_trim_min_blocks(geo->block_bits, geo->cluster_bits,
+				    geo->discard_granularity, minlen) >>
+	       geo->cluster_bits;
 }
 
 static uint64_t group_of(const struct trim_target *geo, uint64_t block)
@@ -546,19 +544,16 @@ int trim_fs_steps(const struct trim_target *geo, const struct fstrim_range *rang
 	if (!geo->ext4)
 		goto one_call;
 
-	/* the blocks a single FITRIM would cover, computed as ext4_trim_fs() does */
-	if (range->len < (1ULL << geo->block_bits))
+	/* the blocks a single FITRIM would cover */
+	ext4_trim_span(geo->block_bits, geo->first_data_block, geo->blocks_count, range,
+		       &x, &e);
+	if (x == e)
 		goto one_call;
+	start = x << geo->block_bits;
+	end = e << geo->block_bits;
+	e--;
 	s = range->start >> geo->block_bits;
 	e_req = s + (range->len >> geo->block_bits) - 1;
-	if (s >= geo->blocks_count)
-		goto one_call;
-	e = e_req < geo->blocks_count - 1 ? e_req : geo->blocks_count - 1;
-	if (e <= geo->first_data_block)
-		goto one_call;
-	x = s > geo->first_data_block ? s : geo->first_data_block;
-	start = x << geo->block_bits;
-	end = (e + 1) << geo->block_bits;
 	if (step == 0)
 		goto one_call;
 	prog->start = start;

@@ -15,6 +15,7 @@
 #include "audit.h"
 #include "audit-jbd2.h"
 #include "audit-read.h"
+#include "extfs.h"
 
 /* TAP over the pure helpers. */
 static int tap_count, tap_failed;
@@ -99,6 +100,22 @@ enum {
 };
 
 /* Whether @p is the piece at @off of @len bytes of the file reader_file() made. */
+/*
+ * ext4_trim_span() on a request: whether it gives [first, end). The
+ * expected spans are ext4_trim_fs()'s (fs/ext4/mballoc.c, Linux 6.1 and
+ * 6.12): start and end from the request in whole blocks, the end cut to
+ * the filesystem, nothing when it ends at or before the first data block.
+ */
+static bool span_is(unsigned int bits, uint64_t fdb, uint64_t count, uint64_t start,
+		    uint64_t len, uint64_t first, uint64_t end)
+{
+	struct fstrim_range r = { .start = start, .len = len };
+	uint64_t f = 7, e = 7;
+
+	ext4_trim_span(bits, fdb, count, &r, &f, &e);
+	return f == first && e == end;
+}
+
 static bool piece_is(const struct audit_piece *p, uint64_t off, size_t len)
 {
 	size_t i;
@@ -162,7 +179,7 @@ int main(void)
 	uint32_t tid = 0;
 	bool tail = true;
 
-	printf("1..24\n");
+	printf("1..35\n");
 	check(audit_name_plausible("PII-SSN-001.txt", 15), "plain name");
 	check(audit_name_plausible("\xc3\xa9t\xc3\xa9", 5), "UTF-8 name");
 	check(!audit_name_plausible("", 0), "empty name");
@@ -197,6 +214,28 @@ int main(void)
 	      "fc: an older one across the wrap of the sequence is old data");
 	check(fc_explained(3, 0xfffffffeU, false) == 7,
 	      "fc: a newer one across the wrap of the sequence is new");
+
+	check(span_is(12, 0, 1000, 0, UINT64_MAX, 0, 1000),
+	      "trim span: the whole filesystem");
+	check(span_is(10, 1, 1000, 0, 100 * 1024, 1, 100),
+	      "trim span: 1 KiB blocks from 0, the end counted from the request");
+	check(span_is(12, 0, 1000, 4096 * 10 + 100, 4096 * 5, 10, 15),
+	      "trim span: start and length in whole blocks, rounded down");
+	check(span_is(10, 1, 1000, 0, 2048, 0, 0),
+	      "trim span: ends at the first data block");
+	check(span_is(12, 0, 1000, 4096 * 1000, 4096, 0, 0),
+	      "trim span: starts past the end");
+	check(span_is(12, 0, 1000, 0, 4095, 0, 0), "trim span: shorter than a block");
+	check(ext4_trim_min_blocks(12, 0, 4096, 6000) == 1,
+	      "trim minimum: -m in whole blocks, rounded down");
+	check(ext4_trim_min_blocks(12, 0, 65536, 4096) == 16,
+	      "trim minimum: the discard granularity when -m is below it");
+	check(ext4_trim_min_blocks(12, 0, 0, 0) == 0,
+	      "trim minimum: none asked, none known");
+	check(ext4_trim_min_blocks(12, 4, 4096, 0) == 16,
+	      "trim minimum: bigalloc, in whole clusters");
+	check(ext4_trim_min_blocks(12, 4, 4096, 17 * 4096) == 32,
+	      "trim minimum: bigalloc, -m rounded up to clusters");
 
 	check(zero_test_sees_every_byte(), "zero test: a byte set anywhere in a block");
 	reader = reader_reads_ahead();
