@@ -190,9 +190,10 @@ struct audit_btrfs_marks;
 /*
  * btrfs's part of audit_free_readback(): read back all of the free space
  * FITRIM over @start, @len with @minlen discards (space of chunks in the
- * range, in free extents of at least @minlen, and device space in no
- * chunk), cut to whole discard granules. *@marks names the sectors that
- * held data, or is NULL. The read is told to @progress (NULL for none).
+ * range, in free extents at least @minlen long, or the smallest discard
+ * granularity of the devices when that is larger, each in full; and
+ * device space in no chunk). *@marks names the sectors that held data,
+ * or is NULL. The read is told to @progress (NULL for none).
  * Returns 0 or -errno.
  */
 int audit_btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,

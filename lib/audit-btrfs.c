@@ -45,7 +45,7 @@ static const uint64_t super_offsets[] = { 64ULL << 10, 64ULL << 20, 256ULL << 30
 struct bt_device {
 	uint64_t devid, total;
 	char *path;
-	uint64_t gran; /* discard granularity, 0 when unknown */
+	uint64_t gran; /* discard granularity; 0 without discard, or unknown */
 };
 
 struct bt_chunk {
@@ -74,8 +74,8 @@ struct bt_fs {
 	struct audit_btrfs *out;
 	/*
 	 * Only what FITRIM over [lo, hi) with @minlen discards: chunk space
-	 * in the range, in free extents of at least @minlen; every range cut
-	 * to whole discard granules of its device.
+	 * in the range, in free extents of at least @minlen, each whole (btrfs
+	 * sends them unaligned), and all the space in no chunk.
 	 */
 	bool trimmed_only;
 	uint64_t lo, hi, minlen;
@@ -190,12 +190,6 @@ static int add_free(struct bt_fs *bt, size_t dev, uint64_t start, uint64_t end)
 				return rc;
 		}
 		start = e;
-	}
-	if (bt->trimmed_only && bt->dev[dev].gran > 1) {
-		uint64_t g = bt->dev[dev].gran;
-
-		start = (start + g - 1) / g * g;
-		end = end / g * g;
 	}
 	if (start >= end)
 		return 0;
@@ -509,7 +503,7 @@ static int devices(struct bt_fs *bt, struct audit_device *data)
 		if (!ad.path)
 			return -ENOMEM;
 		audit_describe_device(st.st_rdev, &ad);
-		d->gran = ad.known ? ad.discard_granularity : 0;
+		d->gran = ad.known && ad.discard_max_bytes ? ad.discard_granularity : 0;
 		/* the first device stands for the filesystem's */
 		if (data && bt->ndev == 1) {
 			*data = ad;
@@ -519,6 +513,22 @@ static int devices(struct bt_fs *bt, struct audit_device *data)
 	}
 	bt->out->devices = (unsigned int)bt->ndev;
 	return bt->ndev ? 0 : -ENODEV;
+}
+
+/*
+ * FITRIM's minimum as btrfs takes it (fs/btrfs/ioctl.c): raised to the
+ * smallest discard granularity of the devices that discard.
+ */
+static void raise_minlen(struct bt_fs *bt)
+{
+	uint64_t least = 0;
+	size_t i;
+
+	for (i = 0; i < bt->ndev; i++)
+		if (bt->dev[i].gran && (!least || bt->dev[i].gran < least))
+			least = bt->dev[i].gran;
+	if (least > bt->minlen)
+		bt->minlen = least;
 }
 
 static void bt_free(struct bt_fs *bt)
@@ -542,6 +552,8 @@ static int bt_load(struct bt_fs *bt, struct audit_device *data)
 {
 	int rc = devices(bt, data);
 
+	if (bt->trimmed_only)
+		raise_minlen(bt);
 	/* the chunk tree's chunks come in logical order, as the walk needs */
 	if (!rc)
 		rc = tree_search(bt, BTRFS_CHUNK_TREE_OBJECTID,

@@ -155,6 +155,46 @@ remnants_on() {
 }
 
 # bats test_tags=root
+@test "btrfs: a device that discards in 64 KiB units and ignores it: every block of a deleted file is read back, its unaligned ends too" {
+	local f first last b_first b_last c_first c_last d_first d_last
+	require_cmd filefrag
+	attach_discard_ignoring_disk 256 65536
+	# metadata single: mkfs's first chunks are kept, not left in unallocated
+	# space holding what mkfs wrote there (the range below reads it all)
+	mkfs.btrfs -q -f -m single "$LOOPDEV" >/dev/null
+	track_mount -o nodiscard "$LOOPDEV" "$MNT"
+	# four files of 200 KiB (50 blocks), one after another; "c" is deleted
+	for f in a b c d; do
+		if [[ $f == c ]]; then
+			yes "Name: Jane Q. Public SSN: 078-05-1120" | head -c 200K >"$MNT/$f"
+		else
+			head -c 200K /dev/urandom >"$MNT/$f"
+		fi
+		sync -f "$MNT"
+	done
+	# each file's one extent, "first last" in 4 KiB blocks of btrfs's address space
+	for f in b c d; do
+		[[ $(filefrag "$MNT/$f") == *": 1 extent found" ]] || fail "$f is not one extent"
+		read -r first last < <(filefrag -e "$MNT/$f" | awk '$1 == "0:" { print $4 + 0, $5 + 0 }')
+		printf -v "${f}_first" %s "$first"
+		printf -v "${f}_last" %s "$last"
+	done
+	((c_first == b_last + 1 && d_first == c_last + 1)) ||
+		fail "b, c, d are not one after another: $b_first-$b_last $c_first-$c_last $d_first-$d_last"
+	# the test is of the ends: c must not start or end on a 64 KiB boundary
+	((c_first % 16 && (c_last + 1) % 16)) || fail "c is aligned: $c_first-$c_last"
+	rm "$MNT/c"
+	sync -f "$MNT"
+
+	# FITRIM over b, c and d only: c's 50 blocks are all that is free there
+	run -1 --separate-stderr "$FSTRIM_EXT" --journal -o $((b_first * 4096)) \
+		-l $(((d_last + 1 - b_first) * 4096)) "$MNT"
+	[[ $stderr =~ "the device did not erase what FITRIM discarded: "([0-9]+)" free blocks still hold data" ]] ||
+		fail "stderr: $stderr"
+	assert_equal "${BASH_REMATCH[1]}" 50
+}
+
+# bats test_tags=root
 @test "btrfs: RAID0 data is not read, so the audit is incomplete (32), with how much it left" {
 	require_cmd jq
 	local img2="$BATS_TEST_TMPDIR/second.img" dev2

@@ -13,7 +13,10 @@
  * command, not for a time), and serves in the background until unmounted.
  * With DISCARD_IGNORED_LOG=FILE it appends a line to FILE for each
  * fallocate, "fallocate mode MODE off OFFSET len LENGTH", so that a test
- * can see the ranges discarded.
+ * can see the ranges discarded. With DISCARD_IGNORED_GRANULE=BYTES (a power
+ * of two, 512 to 16 MiB) the filesystem reports BYTES as its block size,
+ * which a loop device on "disk" takes for its discard granularity, as on
+ * a device that discards in units larger than a block (dm-thin, eMMC).
  */
 #define FUSE_USE_VERSION 31
 #include <errno.h>
@@ -24,10 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 static int image_fd = -1;
 static FILE *fallocate_log;
+/* what libfuse answers for a filesystem that has no statfs */
+static unsigned long granule = 512;
 static const char disk_path[] = "/disk";
 
 static int disk_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
@@ -105,6 +111,15 @@ static int disk_fallocate(const char *path, int mode, off_t off, off_t len,
 	return 0;
 }
 
+static int disk_statfs(const char *path, struct statvfs *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->f_bsize = granule;
+	st->f_frsize = granule;
+	st->f_namemax = 255;
+	return 0;
+}
+
 static const struct fuse_operations ops = {
 	.getattr = disk_getattr,
 	.readdir = disk_readdir,
@@ -113,6 +128,7 @@ static const struct fuse_operations ops = {
 	.write = disk_write,
 	.fsync = disk_fsync,
 	.fallocate = disk_fallocate,
+	.statfs = disk_statfs,
 };
 
 int main(int argc, char **argv)
@@ -137,6 +153,19 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		setvbuf(fallocate_log, NULL, _IOLBF, 0);
+	}
+	if (getenv("DISCARD_IGNORED_GRANULE")) {
+		char *end;
+
+		granule = strtoul(getenv("DISCARD_IGNORED_GRANULE"), &end, 10);
+		if (*end || granule < 512 || granule > (16UL << 20) ||
+		    (granule & (granule - 1))) {
+			fprintf(stderr,
+				"%s: DISCARD_IGNORED_GRANULE: not a power of two"
+				" from 512 to 16777216\n",
+				argv[0]);
+			return 1;
+		}
 	}
 	fargs[4] = argv[2];
 	/* not -f: fuse_main() mounts, then daemonizes */
