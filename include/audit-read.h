@@ -200,19 +200,38 @@ int audit_btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 			 struct audit_free *out, struct audit_btrfs_marks **marks,
 			 const struct audit_progress *progress);
 
-/* btrfs's part of audit_free_recheck(): those still free with the same data. */
+/*
+ * btrfs's part of audit_free_unreachable(): the free space FITRIM over
+ * @start, @len with @minlen skips (space of chunks in the range, in free
+ * extents shorter than its minimum, as audit_btrfs_readback() raises
+ * it), read as it reads; *@marks names the sectors that held data, or is
+ * NULL.
+ */
+int audit_btrfs_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			    struct audit_free *out, struct audit_btrfs_marks **marks,
+			    const struct audit_progress *progress);
+
+/*
+ * btrfs's part of audit_free_recheck(): those still free with the same
+ * data; for marks of audit_btrfs_unreachable(), @out->short_blocks
+ * those of them still in too short a free extent.
+ */
 int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *marks, struct audit_free *out);
 
 void audit_btrfs_marks_free(struct audit_btrfs_marks *marks);
 
 /*
  * The ext4 backend (lib/audit-ext4.c): audit_fs() past the kernel and the
- * device, and ext4's parts of audit_free_readback() and audit_free_recheck().
+ * device, and ext4's parts of audit_free_readback(), audit_free_unreachable()
+ * and audit_free_recheck().
  */
 int audit_ext4(int fd, struct audit_result *out, const struct audit_progress *progress);
 int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 			struct audit_free *out, struct audit_free_marks **marks,
 			const struct audit_progress *progress);
+int audit_ext4_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			   struct audit_free *out, struct audit_free_marks **marks,
+			   const struct audit_progress *progress);
 int audit_ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free *out);
 
 /*

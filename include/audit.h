@@ -237,7 +237,9 @@ void audit_free_marks_free(struct audit_free_marks *marks);
  * minimum (the discard granularity). FITRIM walks only the allocator's
  * free extents of at least that length, so deleted files' contents there
  * stay until the preallocation is used or released (at unmount) or the
- * extent grows. Reads them all with O_DIRECT:
+ * extent grows. On btrfs, the free extents in the range shorter than its
+ * minimum (-m, or the smallest discard granularity of its devices when
+ * larger), which it skips too. Reads them all with O_DIRECT:
  * @out->free_bytes is how much there is, @out->read_bytes what was read,
  * @out->nonzero_blocks the blocks with data, which *@marks names (NULL
  * when none) for audit_free_recheck(). The read is told to @progress

@@ -42,6 +42,19 @@
 #define SUPER_STRIPE (64ULL * 1024)
 static const uint64_t super_offsets[] = { 64ULL << 10, 64ULL << 20, 256ULL << 30 };
 
+/* Which free space a walk collects. */
+enum bt_view {
+	BT_ALL, /* all of it */
+	/*
+	 * What FITRIM over [lo, hi) with @minlen discards: chunk space in
+	 * the range, in free extents at least @minlen long, each whole
+	 * (btrfs sends them unaligned); and all the space in no chunk.
+	 */
+	BT_TRIMMED,
+	/* What it skips: chunk space in the range, in shorter free extents. */
+	BT_SHORT,
+};
+
 struct bt_device {
 	uint64_t devid, total;
 	char *path;
@@ -72,13 +85,8 @@ struct bt_fs {
 	size_t cursor; /* the first chunk not yet passed by the extent walk */
 	uint64_t pos; /* the logical address up to which the walk has gone */
 	struct audit_btrfs *out;
-	/*
-	 * Only what FITRIM over [lo, hi) with @minlen discards: chunk space
-	 * in the range, in free extents of at least @minlen, each whole (btrfs
-	 * sends them unaligned), and all the space in no chunk.
-	 */
-	bool trimmed_only;
-	uint64_t lo, hi, minlen;
+	enum bt_view view;
+	uint64_t lo, hi, minlen; /* FITRIM's request, for BT_TRIMMED and BT_SHORT */
 };
 
 /* A free sector that held data when read, and a checksum of what it held. */
@@ -91,6 +99,7 @@ struct bt_mark {
 struct audit_btrfs_marks {
 	struct bt_mark *v;
 	size_t count, alloc;
+	uint64_t minlen; /* marks of BT_SHORT: FITRIM's minimum; or 0 */
 };
 
 /* One item of a tree search: its key, and its body of @len bytes. */
@@ -269,11 +278,11 @@ static int logical_free(struct bt_fs *bt, uint64_t lo, uint64_t hi)
 			break;
 		s = lo > ch->logical ? lo : ch->logical;
 		e = hi < end ? hi : end;
-		if (bt->trimmed_only) {
+		if (bt->view != BT_ALL) {
 			uint64_t a = s > bt->lo ? s : bt->lo, b = e < bt->hi ? e : bt->hi;
 
 			/* the part FITRIM was given; too short a free extent, skipped */
-			if (b <= a || b - a < bt->minlen) {
+			if (b <= a || (b - a < bt->minlen) != (bt->view == BT_SHORT)) {
 				if (e == end)
 					bt->cursor++;
 				lo = e;
@@ -343,6 +352,9 @@ static int unallocated(struct bt_fs *bt)
 	size_t i;
 	int rc;
 
+	/* FITRIM discards all of it, whatever its range and minimum */
+	if (bt->view == BT_SHORT)
+		return 0;
 	for (i = 0; i < bt->ndev; i++) {
 		size_t before = bt->nfree, k;
 
@@ -441,8 +453,8 @@ static int cmp_range(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Whether byte @at of device @dev lies in a free range (sorted). */
-static bool is_free(const struct bt_fs *bt, size_t dev, uint64_t at)
+/* The free range (sorted) byte @at of device @dev lies in, or NULL. */
+static const struct bt_range *free_range(const struct bt_fs *bt, size_t dev, uint64_t at)
 {
 	size_t lo = 0, hi = bt->nfree;
 
@@ -455,9 +467,9 @@ static bool is_free(const struct bt_fs *bt, size_t dev, uint64_t at)
 		else if (r->dev > dev || r->start > at)
 			hi = mid;
 		else
-			return true;
+			return r;
 	}
-	return false;
+	return NULL;
 }
 
 /* ---- the whole -------------------------------------------------------- */
@@ -552,8 +564,11 @@ static int bt_load(struct bt_fs *bt, struct audit_device *data)
 {
 	int rc = devices(bt, data);
 
-	if (bt->trimmed_only)
+	if (bt->view != BT_ALL)
 		raise_minlen(bt);
+	/* no free extent is shorter than a sector: nothing to walk for */
+	if (!rc && bt->view == BT_SHORT && bt->minlen <= bt->sectorsize)
+		return 0;
 	/* the chunk tree's chunks come in logical order, as the walk needs */
 	if (!rc)
 		rc = tree_search(bt, BTRFS_CHUNK_TREE_OBJECTID,
@@ -587,14 +602,19 @@ int audit_btrfs(int fd, struct audit_result *out, const struct audit_progress *p
 	return rc == -ENOMEM ? rc : 0;
 }
 
-int audit_btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			 struct audit_free *out, struct audit_btrfs_marks **marks,
-			 const struct audit_progress *progress)
+/*
+ * Read the free space of @view for FITRIM over @start, @len with @minlen,
+ * told to @progress as @what; *@marks the sectors that held data, or NULL.
+ */
+static int read_view(int fd, enum bt_view view, uint64_t start, uint64_t len,
+		     uint64_t minlen, const char *what, struct audit_free *out,
+		     struct audit_btrfs_marks **marks,
+		     const struct audit_progress *progress)
 {
 	struct audit_btrfs space = { 0 };
 	struct bt_fs bt = { .fd = fd,
 			    .out = &space,
-			    .trimmed_only = true,
+			    .view = view,
 			    .lo = start,
 			    .hi = len > UINT64_MAX - start ? UINT64_MAX : start + len,
 			    .minlen = minlen };
@@ -608,8 +628,10 @@ int audit_btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 		return -ENOMEM;
 	rc = bt_load(&bt, NULL);
 	if (!rc)
-		rc = read_free(&bt, out, m, "reading back the free space", progress);
+		rc = read_free(&bt, out, m, what, progress);
 	out->read = rc == 0;
+	if (view == BT_SHORT)
+		m->minlen = bt.minlen;
 	bt_free(&bt);
 	if (rc || !m->count) {
 		audit_btrfs_marks_free(m);
@@ -617,6 +639,23 @@ int audit_btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	}
 	*marks = m;
 	return 0;
+}
+
+int audit_btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			 struct audit_free *out, struct audit_btrfs_marks **marks,
+			 const struct audit_progress *progress)
+{
+	return read_view(fd, BT_TRIMMED, start, len, minlen,
+			 "reading back the free space", out, marks, progress);
+}
+
+int audit_btrfs_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			    struct audit_free *out, struct audit_btrfs_marks **marks,
+			    const struct audit_progress *progress)
+{
+	return read_view(fd, BT_SHORT, start, len, minlen,
+			 "reading the free space FITRIM cannot reach", out, marks,
+			 progress);
 }
 
 int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *m, struct audit_free *out)
@@ -628,12 +667,14 @@ int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *m, struct audit_free *
 	int dev = -1, rc;
 
 	out->unsteady_blocks = 0;
+	out->short_blocks = out->held_blocks = 0;
 	rc = bt_load(&bt, NULL);
 	for (i = 0; i < m->count && !rc; i++) {
 		const struct bt_mark *k = &m->v[i];
 		uint64_t at = k->sector * bt.sectorsize;
+		const struct bt_range *r;
 
-		if (k->dev >= bt.ndev || !is_free(&bt, k->dev, at))
+		if (k->dev >= bt.ndev || !(r = free_range(&bt, k->dev, at)))
 			continue;
 		if (k->dev != open_dev) {
 			if (dev >= 0)
@@ -648,11 +689,19 @@ int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *m, struct audit_free *
 		}
 		rc = audit_block_reread(dev, buf, bt.sectorsize, at, 0, bt.sectorsize,
 					k->sum);
-		/* the same data, free all along: the discards did not erase it */
-		if (rc == AUDIT_REREAD_SAME)
+		/*
+		 * The same data, free all along: the discards did not erase
+		 * it, or, for a sector FITRIM could not reach, none covered
+		 * it (why: its free extent is still too short). A sector
+		 * never discarded that changes is a writer's, not unsteady.
+		 */
+		if (rc == AUDIT_REREAD_SAME) {
 			m->v[n++] = *k;
-		else if (rc == AUDIT_REREAD_UNSTEADY)
+			if (m->minlen && r->len < m->minlen)
+				out->short_blocks++;
+		} else if (rc == AUDIT_REREAD_UNSTEADY && !m->minlen) {
 			out->unsteady_blocks++;
+		}
 		if (rc > 0)
 			rc = 0;
 	}
@@ -664,6 +713,7 @@ int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *m, struct audit_free *
 		return rc;
 	m->count = n;
 	out->nonzero_blocks = n;
+	out->classified = m->minlen != 0;
 	return 0;
 }
 

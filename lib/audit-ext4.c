@@ -594,7 +594,7 @@ int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	return free_reader_close(&r, rc, out, marks);
 }
 
-int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+int audit_ext4_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 			   struct audit_free *out, struct audit_free_marks **marks,
 			   const struct audit_progress *progress)
 {

@@ -95,14 +95,10 @@ void audit_free_marks_free(struct audit_free_marks *marks)
 	free(marks);
 }
 
-/* btrfs: all of what FITRIM discarded, as on ext4 */
-static int readback_btrfs(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			  struct audit_free *out, struct audit_free_marks **marks,
-			  const struct audit_progress *progress)
+/* On btrfs: @bm, what audit_btrfs_readback() or _unreachable() marked, as marks. */
+static int btrfs_marks(int rc, struct audit_btrfs_marks *bm,
+		       struct audit_free_marks **marks)
 {
-	struct audit_btrfs_marks *bm = NULL;
-	int rc = audit_btrfs_readback(fd, start, len, minlen, out, &bm, progress);
-
 	if (rc || !bm || !marks) {
 		audit_btrfs_marks_free(bm);
 		return rc;
@@ -116,17 +112,41 @@ static int readback_btrfs(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	return 0;
 }
 
+static bool is_btrfs(int fd)
+{
+	struct statfs sfs;
+
+	return fstatfs(fd, &sfs) == 0 && sfs.f_type == BTRFS_SUPER_MAGIC;
+}
+
 int audit_free_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 			struct audit_free *out, struct audit_free_marks **marks,
 			const struct audit_progress *progress)
 {
-	struct statfs sfs;
+	struct audit_btrfs_marks *bm = NULL;
+	int rc;
 
 	if (marks)
 		*marks = NULL;
-	if (fstatfs(fd, &sfs) == 0 && sfs.f_type == BTRFS_SUPER_MAGIC)
-		return readback_btrfs(fd, start, len, minlen, out, marks, progress);
-	return audit_ext4_readback(fd, start, len, minlen, out, marks, progress);
+	if (!is_btrfs(fd))
+		return audit_ext4_readback(fd, start, len, minlen, out, marks, progress);
+	rc = audit_btrfs_readback(fd, start, len, minlen, out, &bm, progress);
+	return btrfs_marks(rc, bm, marks);
+}
+
+int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			   struct audit_free *out, struct audit_free_marks **marks,
+			   const struct audit_progress *progress)
+{
+	struct audit_btrfs_marks *bm = NULL;
+	int rc;
+
+	*marks = NULL;
+	if (!is_btrfs(fd))
+		return audit_ext4_unreachable(fd, start, len, minlen, out, marks,
+					      progress);
+	rc = audit_btrfs_unreachable(fd, start, len, minlen, out, &bm, progress);
+	return btrfs_marks(rc, bm, marks);
 }
 
 int audit_free_recheck(int fd, struct audit_free_marks *marks, struct audit_free *out)

@@ -404,8 +404,11 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 		if (opts->dry_run) {
 			res->trim_done = true;
 		} else {
+			enum fslog_type type = fslog_type(fd);
+
 			/* nothing more once a stop is asked for: not even a read */
-			if (opts->journal && !*opts->stop && fslog_type(fd) == FSLOG_EXT4)
+			if (opts->journal && !*opts->stop &&
+			    (type == FSLOG_EXT4 || type == FSLOG_BTRFS))
 				unreached = note_unreachable(opts, fd, res, &reads);
 			/* what the trims need of the filesystem, read once for them all */
 			trim_target_init(fd, &target);

@@ -154,25 +154,26 @@ remnants_on() {
 	((names > 0 && contents > 0)) || fail "the ignored discard should have left remnants: $output"
 }
 
-# bats test_tags=root
-@test "btrfs: a device that discards in 64 KiB units and ignores it: every block of a deleted file is read back, its unaligned ends too" {
-	local f first last b_first b_last c_first c_last d_first d_last
+# delete_between SIZE: on a device that discards in 64 KiB units and
+# ignores it, btrfs with files a, b, c and d of SIZE, one after another;
+# c, holding a name, deleted and committed. Sets b_first, c_first, c_last
+# and d_last: where the extents lie, in 4 KiB blocks of btrfs's address space.
+delete_between() {
+	local f first last b_last d_first
 	require_cmd filefrag
 	attach_discard_ignoring_disk 256 65536
 	# metadata single: mkfs's first chunks are kept, not left in unallocated
-	# space holding what mkfs wrote there (the range below reads it all)
+	# space holding what mkfs wrote there (the runs below read it all)
 	mkfs.btrfs -q -f -m single "$LOOPDEV" >/dev/null
 	track_mount -o nodiscard "$LOOPDEV" "$MNT"
-	# four files of 200 KiB (50 blocks), one after another; "c" is deleted
 	for f in a b c d; do
 		if [[ $f == c ]]; then
-			yes "Name: Jane Q. Public SSN: 078-05-1120" | head -c 200K >"$MNT/$f"
+			yes "Name: Jane Q. Public SSN: 078-05-1120" | head -c "$1" >"$MNT/$f"
 		else
-			head -c 200K /dev/urandom >"$MNT/$f"
+			head -c "$1" /dev/urandom >"$MNT/$f"
 		fi
 		sync -f "$MNT"
 	done
-	# each file's one extent, "first last" in 4 KiB blocks of btrfs's address space
 	for f in b c d; do
 		[[ $(filefrag "$MNT/$f") == *": 1 extent found" ]] || fail "$f is not one extent"
 		read -r first last < <(filefrag -e "$MNT/$f" | awk '$1 == "0:" { print $4 + 0, $5 + 0 }')
@@ -181,10 +182,16 @@ remnants_on() {
 	done
 	((c_first == b_last + 1 && d_first == c_last + 1)) ||
 		fail "b, c, d are not one after another: $b_first-$b_last $c_first-$c_last $d_first-$d_last"
-	# the test is of the ends: c must not start or end on a 64 KiB boundary
-	((c_first % 16 && (c_last + 1) % 16)) || fail "c is aligned: $c_first-$c_last"
 	rm "$MNT/c"
 	sync -f "$MNT"
+}
+
+# bats test_tags=root
+@test "btrfs: a device that discards in 64 KiB units and ignores it: every block of a deleted file is read back, its unaligned ends too" {
+	local b_first c_first c_last d_last
+	delete_between 200K
+	# the test is of the ends: c must not start or end on a 64 KiB boundary
+	((c_first % 16 && (c_last + 1) % 16)) || fail "c is aligned: $c_first-$c_last"
 
 	# FITRIM over b, c and d only: c's 50 blocks are all that is free there
 	run -1 --separate-stderr "$FSTRIM_EXT" --journal -o $((b_first * 4096)) \
@@ -192,6 +199,19 @@ remnants_on() {
 	[[ $stderr =~ "the device did not erase what FITRIM discarded: "([0-9]+)" free blocks still hold data" ]] ||
 		fail "stderr: $stderr"
 	assert_equal "${BASH_REMATCH[1]}" 50
+}
+
+# bats test_tags=root
+@test "btrfs: a deleted file in a free extent shorter than the discard granularity, which FITRIM skips, fails --journal" {
+	local b_first c_first c_last d_last
+	delete_between 40K
+	((c_last + 1 - c_first == 10)) || fail "c is not 10 blocks: $c_first-$c_last"
+
+	# btrfs raises FITRIM's minimum to 64 KiB and never discards c's 40 KiB
+	run -1 --separate-stderr "$FSTRIM_EXT" -v --journal -o $((b_first * 4096)) \
+		-l $(((d_last + 1 - b_first) * 4096)) "$MNT"
+	assert_equal "$stderr" "fstrim-ext: $MNT: 10 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 10 in free extents shorter than the discard granularity"
+	assert_output --regexp "^$MNT: .* trimmed, transaction committed via BTRFS_IOC_SYNC, but 10 free blocks FITRIM cannot reach still hold data$"
 }
 
 # bats test_tags=root
