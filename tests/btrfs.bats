@@ -159,7 +159,7 @@ remnants_on() {
 # c, holding a name, deleted and committed. Sets b_first, c_first, c_last
 # and d_last: where the extents lie, in 4 KiB blocks of btrfs's address space.
 delete_between() {
-	local f first last b_last d_first
+	local f b_last d_first
 	require_cmd filefrag
 	attach_discard_ignoring_disk 256 65536
 	# metadata single: mkfs's first chunks are kept, not left in unallocated
@@ -175,10 +175,7 @@ delete_between() {
 		sync -f "$MNT"
 	done
 	for f in b c d; do
-		[[ $(filefrag "$MNT/$f") == *": 1 extent found" ]] || fail "$f is not one extent"
-		read -r first last < <(filefrag -e "$MNT/$f" | awk '$1 == "0:" { print $4 + 0, $5 + 0 }')
-		printf -v "${f}_first" %s "$first"
-		printf -v "${f}_last" %s "$last"
+		file_extent "$MNT/$f" "$f"
 	done
 	((c_first == b_last + 1 && d_first == c_last + 1)) ||
 		fail "b, c, d are not one after another: $b_first-$b_last $c_first-$c_last $d_first-$d_last"

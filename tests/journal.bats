@@ -606,3 +606,48 @@ unerased_journal() {
 	((n >= 40 * 1024 * 1024 / 4096)) ||
 		fail "$n free blocks found holding data; the deleted file alone has 10240: $stderr"
 }
+
+# On a device that discards in 64 KiB units, ext4 raises FITRIM's minimum
+# to 64 KiB and discards every free extent at least that long, all of it:
+# a deleted 200 KiB file's ends lie in parts of units, and a deleted 40 KiB
+# file is a free extent FITRIM cannot reach. The device ignores discard, so
+# every block of both is still there, and each is counted where it belongs.
+@test "a device that discards in 64 KiB units and ignores it: a deleted 200 KiB file is read back whole, a 40 KiB one is found unreachable" {
+	# shellcheck disable=SC2034 # a's are set by file_extent, and not needed
+	local f a_first a_last b_first b_last c_first c_last d_first d_last
+	local e_first e_last x_first x_last g_first g_last
+	require_cmd filefrag taskset
+	attach_discard_ignoring_disk 256 65536
+	mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
+		"$LOOPDEV" >/dev/null
+	track_mount -o noatime,noinit_itable "$LOOPDEV" "$MNT"
+	# a, b, c, d of 200 KiB (the first lies apart, then one after another);
+	# e, x, g of 40 KiB, each written out by its own fsync on one CPU: ext4
+	# places small files one after another in a preallocation of the CPU
+	# that allocates. c and x are deleted.
+	for f in a b c d e x g; do
+		case $f in
+		c | x) yes "Name: Jane Q. Public SSN: 078-05-1120" ;;
+		*) cat /dev/urandom ;;
+		esac | if [[ $f == [abcd] ]]; then
+			head -c 200K >"$MNT/$f"
+			sync -f "$MNT"
+		else
+			head -c 40K | taskset -c 0 dd of="$MNT/$f" conv=fsync status=none
+		fi
+		file_extent "$MNT/$f" "$f"
+	done
+	((c_first == b_last + 1 && d_first == c_last + 1)) ||
+		fail "b, c, d are not one after another: $b_first-$b_last $c_first-$c_last $d_first-$d_last"
+	((x_first == e_last + 1 && g_first == x_last + 1)) ||
+		fail "e, x, g are not one after another: $e_first-$e_last $x_first-$x_last $g_first-$g_last"
+	((c_first % 16 && (c_last + 1) % 16)) || fail "c is aligned: $c_first-$c_last"
+	rm "$MNT/c" "$MNT/x"
+	sync -f "$MNT"
+
+	run -1 --separate-stderr "$FSTRIM_EXT" --journal "$MNT"
+	[[ $stderr == *"fstrim-ext: $MNT: the device did not erase what FITRIM discarded: 50 free blocks still hold data after a second discard"* ]] ||
+		fail "c's 50 blocks not all found: $stderr"
+	[[ $stderr == *"fstrim-ext: $MNT: 10 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 10 in free extents shorter than the discard granularity"* ]] ||
+		fail "x's 10 blocks not found unreachable: $stderr"
+}

@@ -215,6 +215,16 @@ attach_discard_ignoring_disk() {
 	MNT="$BATS_TEST_TMPDIR/mnt"
 }
 
+# file_extent FILE NAME: FILE's one extent, where it lies in blocks of its
+# filesystem (btrfs: of btrfs's address space), in NAME_first and NAME_last.
+file_extent() {
+	local first last
+	[[ $(filefrag "$1") == *": 1 extent found" ]] || fail "$1 is not one extent"
+	read -r first last < <(filefrag -e "$1" | awk '$1 == "0:" { print $4 + 0, $5 + 0 }')
+	printf -v "${2}_first" %s "$first"
+	printf -v "${2}_last" %s "$last"
+}
+
 # Mount something and have teardown undo it.
 track_mount() {
 	MOUNTS+=("${@: -1}")
