@@ -74,6 +74,10 @@ struct audit_free {
 					 * granularity, which FITRIM skips */
 	uint64_t held_blocks; /* not free to it: preallocated, or freed by a
 					 * transaction not yet committed */
+	uint64_t short_below; /* of audit_free_unreachable(): FITRIM's
+					 * minimum in bytes, which extents of
+					 * @short_blocks are shorter than */
+	bool short_below_gran; /* that minimum is the discard granularity */
 	uint64_t unsteady_blocks; /* discarded, read back after the second
 					 * discard with other data than before,
 					 * and other again at a read right

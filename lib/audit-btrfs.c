@@ -87,6 +87,7 @@ struct bt_fs {
 	struct audit_btrfs *out;
 	enum bt_view view;
 	uint64_t lo, hi, minlen; /* FITRIM's request, for BT_TRIMMED and BT_SHORT */
+	uint64_t gran; /* the smallest discard granularity of the devices, or 0 */
 };
 
 /* A free sector that held data when read, and a checksum of what it held. */
@@ -533,14 +534,13 @@ static int devices(struct bt_fs *bt, struct audit_device *data)
  */
 static void raise_minlen(struct bt_fs *bt)
 {
-	uint64_t least = 0;
 	size_t i;
 
 	for (i = 0; i < bt->ndev; i++)
-		if (bt->dev[i].gran && (!least || bt->dev[i].gran < least))
-			least = bt->dev[i].gran;
-	if (least > bt->minlen)
-		bt->minlen = least;
+		if (bt->dev[i].gran && (!bt->gran || bt->dev[i].gran < bt->gran))
+			bt->gran = bt->dev[i].gran;
+	if (bt->gran > bt->minlen)
+		bt->minlen = bt->gran;
 }
 
 static void bt_free(struct bt_fs *bt)
@@ -630,8 +630,11 @@ static int read_view(int fd, enum bt_view view, uint64_t start, uint64_t len,
 	if (!rc)
 		rc = read_free(&bt, out, m, what, progress);
 	out->read = rc == 0;
-	if (view == BT_SHORT)
+	if (view == BT_SHORT) {
 		m->minlen = bt.minlen;
+		out->short_below = bt.minlen;
+		out->short_below_gran = bt.minlen == bt.gran;
+	}
 	bt_free(&bt);
 	if (rc || !m->count) {
 		audit_btrfs_marks_free(m);

@@ -615,6 +615,8 @@ int audit_ext4_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 	if (rc)
 		return free_reader_close(&r, rc, out, NULL);
 	min = trim_minimum(r.fs, r.dev.discard_granularity, minlen);
+	out->short_below = min * r.fs->blocksize;
+	out->short_below_gran = out->short_below == r.dev.discard_granularity;
 	trim_span(r.fs, start, len, &pos, &end);
 	rc = free_reader_begin(&r, pos, end);
 	/*

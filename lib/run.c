@@ -220,7 +220,7 @@ static void verify_trim(const struct run_opts *opts, const struct trim_target *t
 	int fd = target->fd;
 	struct audit_free *f = &res->trim_check, *u = &res->unreached_check;
 	struct audit_free_marks *marks = NULL;
-	char size[SIZE_HUMAN_MAX];
+	char size[SIZE_HUMAN_MAX], below[SIZE_HUMAN_MAX];
 	bool trimmed = res->trim_done;
 	uint64_t more;
 	int rc, urc = 0;
@@ -274,8 +274,10 @@ static void verify_trim(const struct run_opts *opts, const struct trim_target *t
 		    "%s: %" PRIu64 " free blocks that FITRIM cannot reach still hold "
 		    "data of deleted files: %" PRIu64 " held by the allocator "
 		    "(preallocated, until used or the filesystem is unmounted), %" PRIu64
-		    " in free extents shorter than the discard granularity",
-		    path, u->nonzero_blocks, u->held_blocks, u->short_blocks);
+		    " in free extents shorter than %s (%s)",
+		    path, u->nonzero_blocks, u->held_blocks, u->short_blocks,
+		    u->short_below_gran ? "the discard granularity" : "FITRIM's minimum",
+		    size_to_human(u->short_below, below, sizeof(below)));
 	}
 	if (report_unsteady(res))
 		say(opts,

@@ -659,7 +659,7 @@ physical_blocks() {
 	# the contents stay, so --journal fails, saying where, not blaming the device
 	run -1 --separate-stderr "$FSTRIM_EXT" --journal "$MNT"
 	[[ $stderr != *"erase what"* ]] || fail "the device blamed: $stderr"
-	grep -Fxq "fstrim-ext: $MNT: $n free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), $n in free extents shorter than the discard granularity" <<<"$stderr" ||
+	grep -Fxq "fstrim-ext: $MNT: $n free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), $n in free extents shorter than the discard granularity (4 KiB)" <<<"$stderr" ||
 		fail "no line for the $n blocks: $stderr"
 	run -0 count_device "$LOOPDEV" GONE-CONTENT
 	assert_output "$n"

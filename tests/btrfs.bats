@@ -207,7 +207,7 @@ delete_between() {
 	# btrfs raises FITRIM's minimum to 64 KiB and never discards c's 40 KiB
 	run -1 --separate-stderr "$FSTRIM_EXT" -v --journal -o $((b_first * 4096)) \
 		-l $(((d_last + 1 - b_first) * 4096)) "$MNT"
-	assert_equal "$stderr" "fstrim-ext: $MNT: 10 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 10 in free extents shorter than the discard granularity"
+	assert_equal "$stderr" "fstrim-ext: $MNT: 10 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 10 in free extents shorter than the discard granularity (64 KiB)"
 	assert_output --regexp "^$MNT: .* trimmed, transaction committed via BTRFS_IOC_SYNC, but 10 free blocks FITRIM cannot reach still hold data$"
 }
 

@@ -435,7 +435,7 @@ unsteady_run() {
 	((held > 0)) || fail "no preallocation over the deleted file in $try tries"
 	run -1 --separate-stderr "$FSTRIM_EXT" -v --journal "$MNT"
 	assert_output --regexp "^$MNT: .* trimmed, journal checkpointed and discarded via [A-Z_0-9]+, but [1-9][0-9]* free blocks FITRIM cannot reach still hold data$"
-	grep -Eq "^fstrim-ext: $MNT: ([1-9][0-9]*) free blocks that FITRIM cannot reach still hold data of deleted files: \1 held by the allocator \(preallocated, until used or the filesystem is unmounted\), 0 in free extents shorter than the discard granularity$" <<<"$stderr" ||
+	grep -Eq "^fstrim-ext: $MNT: ([1-9][0-9]*) free blocks that FITRIM cannot reach still hold data of deleted files: \1 held by the allocator \(preallocated, until used or the filesystem is unmounted\), 0 in free extents shorter than the discard granularity \(4 KiB\)$" <<<"$stderr" ||
 		fail "stderr: $stderr"
 	# what the failure says is so: the contents are on the device
 	(($(count_held_lines "$LOOPDEV") > 0)) || fail "nothing of the deleted file on the device"
@@ -648,6 +648,10 @@ unerased_journal() {
 	run -1 --separate-stderr "$FSTRIM_EXT" --journal "$MNT"
 	[[ $stderr == *"fstrim-ext: $MNT: the device did not erase what FITRIM discarded: 50 free blocks still hold data after a second discard"* ]] ||
 		fail "c's 50 blocks not all found: $stderr"
-	[[ $stderr == *"fstrim-ext: $MNT: 10 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 10 in free extents shorter than the discard granularity"* ]] ||
+	[[ $stderr == *"fstrim-ext: $MNT: 10 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 10 in free extents shorter than the discard granularity (64 KiB)"* ]] ||
 		fail "x's 10 blocks not found unreachable: $stderr"
+	# with -m 1M, c's extent is shorter than FITRIM's minimum too, and said so
+	run -1 --separate-stderr "$FSTRIM_EXT" --journal -m 1M "$MNT"
+	[[ $stderr == *"fstrim-ext: $MNT: 60 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 60 in free extents shorter than FITRIM's minimum (1 MiB)"* ]] ||
+		fail "c's and x's 60 blocks not found unreachable: $stderr"
 }

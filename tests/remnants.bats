@@ -242,7 +242,7 @@ one_trial() {
 	# deleted contents left on the device: never status 0, and the line says where
 	if ((CONTENTS_LEFT > 0)); then
 		[[ $rc -eq 1 ]] || fail "status $rc with $CONTENTS_LEFT deleted contents on the device"
-		assert_regex "$stderr" "fstrim-ext: $MNT: [1-9][0-9]* free blocks that FITRIM cannot reach still hold data of deleted files: [0-9]+ held by the allocator \(preallocated, until used or the filesystem is unmounted\), [0-9]+ in free extents shorter than the discard granularity"
+		assert_regex "$stderr" "fstrim-ext: $MNT: [1-9][0-9]* free blocks that FITRIM cannot reach still hold data of deleted files: [0-9]+ held by the allocator \(preallocated, until used or the filesystem is unmounted\), [0-9]+ in free extents shorter than the discard granularity \(4 KiB\)"
 	else
 		[[ $rc -eq 0 ]] || fail "status $rc with no deleted content on the device: $stderr"
 	fi

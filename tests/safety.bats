@@ -107,8 +107,8 @@ run_under_load() {
 
 # What the runs above may forgive, and what they may not.
 @test "only_remnants_left forgives a preallocation's leftovers, not a device that erases" {
-	local held="fstrim-ext: /m: 3 free blocks that FITRIM cannot reach still hold data of deleted files: 3 held by the allocator (preallocated, until used or the filesystem is unmounted), 0 in free extents shorter than the discard granularity"
-	local short="fstrim-ext: /m: 3 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 3 in free extents shorter than the discard granularity"
+	local held="fstrim-ext: /m: 3 free blocks that FITRIM cannot reach still hold data of deleted files: 3 held by the allocator (preallocated, until used or the filesystem is unmounted), 0 in free extents shorter than the discard granularity (4 KiB)"
+	local short="fstrim-ext: /m: 3 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 3 in free extents shorter than the discard granularity (4 KiB)"
 	local device="fstrim-ext: /m: the device did not erase what FITRIM discarded: 3 free blocks still hold data after a second discard (1 MiB read back)"
 	local warn="fstrim-ext: /m: warning: up to 8 KiB of free space lies in extents smaller than the discard granularity (4 KiB) and was not discarded"
 

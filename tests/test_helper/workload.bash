@@ -143,7 +143,7 @@ only_remnants_left() {
 	local line found=1
 	while IFS= read -r line; do
 		case $line in
-		"fstrim-ext: $1: "[0-9]*" free blocks that FITRIM cannot reach still hold data of deleted files: "*" held by the allocator (preallocated, until used or the filesystem is unmounted), 0 in free extents shorter than the discard granularity")
+		"fstrim-ext: $1: "[0-9]*" free blocks that FITRIM cannot reach still hold data of deleted files: "*" held by the allocator (preallocated, until used or the filesystem is unmounted), 0 in free extents shorter than "*)
 			found=0 ;;
 		"fstrim-ext: $1: warning: "*) ;;
 		*) return 1 ;;
