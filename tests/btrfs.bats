@@ -154,14 +154,15 @@ remnants_on() {
 	((names > 0 && contents > 0)) || fail "the ignored discard should have left remnants: $output"
 }
 
-# delete_between SIZE: on a device that discards in 64 KiB units and
-# ignores it, btrfs with files a, b, c and d of SIZE, one after another;
+# delete_between SIZE [MODE]: on a device that discards in 64 KiB units and
+# ignores it (MODE erase: erases), btrfs with files a, b, c and d of SIZE,
+# one after another;
 # c, holding a name, deleted and committed. Sets b_first, c_first, c_last
 # and d_last: where the extents lie, in 4 KiB blocks of btrfs's address space.
 delete_between() {
 	local f b_last d_first
 	require_cmd filefrag
-	attach_discard_ignoring_disk 256 65536
+	attach_discard_ignoring_disk 256 65536 "${2:-ignore}"
 	# metadata single: mkfs's first chunks are kept, not left in unallocated
 	# space holding what mkfs wrote there (the runs below read it all)
 	mkfs.btrfs -q -f -m single "$LOOPDEV" >/dev/null
@@ -201,14 +202,19 @@ delete_between() {
 # bats test_tags=root
 @test "btrfs: a deleted file in a free extent shorter than the discard granularity, which FITRIM skips, fails --journal" {
 	local b_first c_first c_last d_last
-	delete_between 40K
+	delete_between 40K erase
 	((c_last + 1 - c_first == 10)) || fail "c is not 10 blocks: $c_first-$c_last"
 
-	# btrfs raises FITRIM's minimum to 64 KiB and never discards c's 40 KiB
+	# btrfs raises FITRIM's minimum to 64 KiB and never discards c's 40 KiB,
+	# though the device would erase it
 	run -1 --separate-stderr "$FSTRIM_EXT" -v --journal -o $((b_first * 4096)) \
 		-l $(((d_last + 1 - b_first) * 4096)) "$MNT"
 	assert_equal "$stderr" "fstrim-ext: $MNT: 10 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 10 in free extents shorter than the discard granularity (64 KiB)"
 	assert_output --regexp "^$MNT: .* trimmed, transaction committed via BTRFS_IOC_SYNC, but 10 free blocks FITRIM cannot reach still hold data$"
+	# what the failure says is so: the deleted contents are on the device
+	umount "$MNT"
+	run -0 count_on_image "$BATS_TEST_TMPDIR/disk.img" "Jane Q. Public"
+	((output > 0)) || fail "the run said data stays, and the device holds none of c"
 }
 
 # bats test_tags=root

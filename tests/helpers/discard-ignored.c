@@ -13,7 +13,10 @@
  * command, not for a time), and serves in the background until unmounted.
  * With DISCARD_IGNORED_LOG=FILE it appends a line to FILE for each
  * fallocate, "fallocate mode MODE off OFFSET len LENGTH", so that a test
- * can see the ranges discarded. With DISCARD_IGNORED_GRANULE=BYTES (a power
+ * can see the ranges discarded. With DISCARD_IGNORED_MODE=erase a discard
+ * does erase (the image's range is punched out, reading zeroes), as on a
+ * device that honours it, so that a test can tell what the filesystem
+ * never asked the device to discard. With DISCARD_IGNORED_GRANULE=BYTES (a power
  * of two, 512 to 16 MiB) the filesystem reports BYTES as its block size,
  * which a loop device on "disk" takes for its discard granularity, as on
  * a device that discards in units larger than a block (dm-thin, eMMC).
@@ -32,6 +35,7 @@
 
 static int image_fd = -1;
 static FILE *fallocate_log;
+static int erase; /* DISCARD_IGNORED_MODE=erase: a discard erases */
 /* what libfuse answers for a filesystem that has no statfs */
 static unsigned long granule = 512;
 static const char disk_path[] = "/disk";
@@ -100,9 +104,13 @@ static int disk_fallocate(const char *path, int mode, off_t off, off_t len,
 	if (fallocate_log)
 		fprintf(fallocate_log, "fallocate mode %#x off %lld len %lld\n", mode,
 			(long long)off, (long long)len);
-	/* a discard: acknowledged, nothing done */
+	/* a discard: acknowledged, nothing done (but in erase mode) */
 	if (mode & FALLOC_FL_PUNCH_HOLE)
-		return 0;
+		return erase && fallocate(image_fd,
+					  FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off,
+					  len) ?
+			       -errno :
+			       0;
 	if (mode & FALLOC_FL_ZERO_RANGE)
 		return fallocate(image_fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
 				 off, len) ?
@@ -153,6 +161,14 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		setvbuf(fallocate_log, NULL, _IOLBF, 0);
+	}
+	if (getenv("DISCARD_IGNORED_MODE")) {
+		erase = !strcmp(getenv("DISCARD_IGNORED_MODE"), "erase");
+		if (!erase && strcmp(getenv("DISCARD_IGNORED_MODE"), "ignore")) {
+			fprintf(stderr, "%s: DISCARD_IGNORED_MODE: ignore or erase\n",
+				argv[0]);
+			return 1;
+		}
 	}
 	if (getenv("DISCARD_IGNORED_GRANULE")) {
 		char *end;

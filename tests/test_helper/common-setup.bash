@@ -194,10 +194,12 @@ make_loop_fs() {
 	MOUNTS+=("$MNT")
 }
 
-# attach_discard_ignoring_disk SIZE_MB [GRANULE]: LOOPDEV on a FUSE file
-# whose discard is acknowledged and ignored (tests/helpers/discard-ignored),
+# attach_discard_ignoring_disk SIZE_MB [GRANULE [MODE]]: LOOPDEV on a FUSE
+# file whose discard is acknowledged and ignored (tests/helpers/discard-ignored),
 # as by firmware that ignores TRIM; MNT an empty directory to mount it on.
 # The loop device's discard granularity is GRANULE bytes (512 by default).
+# MODE "erase" makes the discard erase after all, for a test of what the
+# filesystem never sends to the device.
 attach_discard_ignoring_disk() {
 	local helper="${top_builddir:-$top_srcdir}/tests/helpers/discard-ignored"
 	local disk="$BATS_TEST_TMPDIR/disk.img" fuse="$BATS_TEST_TMPDIR/fuse"
@@ -205,7 +207,8 @@ attach_discard_ignoring_disk() {
 	truncate -s "${1}M" "$disk"
 	mkdir -p "$fuse" "$BATS_TEST_TMPDIR/mnt"
 	# returns once the disk is mounted; serves until unmounted
-	DISCARD_IGNORED_GRANULE=${2:-512} "$helper" "$disk" "$fuse" 3>&- ||
+	DISCARD_IGNORED_GRANULE=${2:-512} DISCARD_IGNORED_MODE=${3:-ignore} \
+		"$helper" "$disk" "$fuse" 3>&- ||
 		fail "the FUSE disk did not mount"
 	[[ -e $fuse/disk ]] || fail "the FUSE disk did not appear"
 	LOOPDEV=$(losetup --find --show "$fuse/disk") || fail "losetup failed"
