@@ -615,12 +615,14 @@ unerased_journal() {
 @test "a device that discards in 64 KiB units and ignores it: a deleted 200 KiB file is read back whole, a 40 KiB one is found unreachable" {
 	# shellcheck disable=SC2034 # a's are set by file_extent, and not needed
 	local f a_first a_last b_first b_last c_first c_last d_first d_last
-	local e_first e_last x_first x_last g_first g_last
+	local e_first e_last x_first x_last g_first g_last cpu
 	require_cmd filefrag taskset
 	attach_discard_ignoring_disk 256 65536
 	mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
 		"$LOOPDEV" >/dev/null
 	track_mount -o noatime,noinit_itable "$LOOPDEV" "$MNT"
+	# the first CPU this test may run on
+	cpu=$(awk '$1 == "Cpus_allowed_list:" { split($2, c, "[-,]"); print c[1] }' /proc/self/status)
 	# a, b, c, d of 200 KiB (the first lies apart, then one after another);
 	# e, x, g of 40 KiB, each written out by its own fsync on one CPU: ext4
 	# places small files one after another in a preallocation of the CPU
@@ -633,7 +635,7 @@ unerased_journal() {
 			head -c 200K >"$MNT/$f"
 			sync -f "$MNT"
 		else
-			head -c 40K | taskset -c 0 dd of="$MNT/$f" conv=fsync status=none
+			head -c 40K | taskset -c "$cpu" dd of="$MNT/$f" conv=fsync status=none
 		fi
 		file_extent "$MNT/$f" "$f"
 	done
