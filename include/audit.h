@@ -70,8 +70,9 @@ struct audit_free {
 	uint64_t read_bytes; /* how much of it was read */
 	uint64_t nonzero_blocks; /* free blocks read that are not zero */
 	bool classified; /* the allocator told why FITRIM left them: */
-	uint64_t short_blocks; /* in its free extents below the discard
-					 * granularity, which FITRIM skips */
+	uint64_t short_blocks; /* in its free extents below FITRIM's
+					 * minimum (the discard granularity, or
+					 * -m when larger), which FITRIM skips */
 	uint64_t held_blocks; /* not free to it: preallocated, or freed by a
 					 * transaction not yet committed */
 	uint64_t short_below; /* of audit_free_unreachable(): FITRIM's
