@@ -451,7 +451,8 @@ unsteady_run() {
 	# unmounting releases the preallocation: the next run erases it all
 	umount "$MNT"
 	mount -o noatime "$LOOPDEV" "$MNT"
-	run -0 --separate-stderr "$FSTRIM_EXT" -v --journal "$MNT"
+	run --separate-stderr "$FSTRIM_EXT" -v --journal "$MNT"
+	((status == 0)) || fail "status $status after the remount: $output; $stderr"
 	assert_equal "$(count_held_lines "$LOOPDEV")" 0
 }
 
@@ -593,10 +594,13 @@ unerased_journal() {
 	mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
 		"$LOOPDEV" >/dev/null
 	track_mount -o noatime,noinit_itable "$LOOPDEV" "$MNT"
-	dd if=/dev/urandom of="$MNT/before" bs=1M count=20 status=none
-	yes "Name: Jane Q. Public SSN: 078-05-1120" | head -c 40M >"$MNT/secret"
-	dd if=/dev/urandom of="$MNT/after" bs=1M count=20 status=none
-	sync
+	# each file written out before the next is begun: on a busy machine
+	# writeback may otherwise take a part of one before the others are
+	# written, and the deleted file lies in pieces, some below 32 MiB
+	dd if=/dev/urandom of="$MNT/before" bs=1M count=20 conv=fsync status=none
+	yes "Name: Jane Q. Public SSN: 078-05-1120" | head -c 40M |
+		dd of="$MNT/secret" bs=1M iflag=fullblock conv=fsync status=none
+	dd if=/dev/urandom of="$MNT/after" bs=1M count=20 conv=fsync status=none
 	rm "$MNT/secret"
 	sync
 	run -1 --separate-stderr "$FSTRIM_EXT" --journal -m 32M "$MNT"
