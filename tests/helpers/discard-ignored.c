@@ -13,13 +13,15 @@
  * command, not for a time), and serves in the background until unmounted.
  * With DISCARD_IGNORED_LOG=FILE it appends a line to FILE for each
  * fallocate, "fallocate mode MODE off OFFSET len LENGTH", so that a test
- * can see the ranges discarded. With DISCARD_IGNORED_MODE=erase a discard
- * does erase (the image's range is punched out, reading zeroes), as on a
- * device that honours it, so that a test can tell what the filesystem
- * never asked the device to discard. With DISCARD_IGNORED_GRANULE=BYTES (a power
- * of two, 512 to 16 MiB) the filesystem reports BYTES as its block size,
- * which a loop device on "disk" takes for its discard granularity, as on
- * a device that discards in units larger than a block (dm-thin, eMMC).
+ * can see the ranges discarded.
+ *
+ * With DISCARD_IGNORED_MODE=erase a discard does erase (the image's range
+ * is punched out, reading zeroes), as on a device that honours it, so that
+ * a test can tell what the filesystem never asked the device to discard.
+ * With DISCARD_IGNORED_GRANULE=BYTES (a power of two, 512 to 16 MiB) the
+ * filesystem reports BYTES as its block size, which a loop device on
+ * "disk" takes for its discard granularity, as on a device that discards
+ * in units larger than a block (dm-thin, eMMC).
  */
 #define FUSE_USE_VERSION 31
 #include <errno.h>
