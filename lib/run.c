@@ -210,7 +210,8 @@ static struct audit_free_marks *note_unreachable(const struct run_opts *opts, in
  * the trims. Data in either fails the filesystem, as data left in the
  * journal does. Where FITRIM is not supported (a device without
  * discard), the free space was never trimmed and is read back all the
- * same: what deleted files left there is still on the device.
+ * same, @unreached too: what deleted files left there is still on the
+ * device, and each block is told by where it lies.
  */
 static void verify_trim(const struct run_opts *opts, const struct trim_target *target,
 			const char *path, struct fs_result *res,
@@ -464,7 +465,7 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 			    !res->trim_stopped)
 				verify_trim(opts, &target, path, res, unreached, &reads);
 			else if (trim_rc == 1 && !opts->dry_run && !*opts->stop)
-				verify_trim(opts, &target, path, res, NULL, &reads);
+				verify_trim(opts, &target, path, res, unreached, &reads);
 			if (res->retrim_rc && res->retrim_rc != -EINTR)
 				say(opts,
 				    "%s: FITRIM after the journal checkpoint failed: %s; "

@@ -230,6 +230,37 @@ journal_nonzero_bytes() {
 	run -0 "$FSTRIM_EXT" --journal-only --journal-erase=zeroout "$MNT"
 }
 
+# The same device with -m: a deleted file's free extent shorter than the
+# minimum is read before the run and again after, and its blocks are told
+# by where they lie (the line said "0 held ..., 0 in free extents shorter
+# than FITRIM's minimum" of its 50 before: they were never read again).
+@test "a device without discard, -m 1M: a deleted 200 KiB file's blocks are counted as in an extent below the minimum" {
+	# shellcheck disable=SC2034 # a's are set by file_extent, and not needed
+	local f a_first a_last b_first b_last c_first c_last d_first d_last
+	require_cmd filefrag
+	make_loop_fs ext4 64 -b 4096
+	for f in a b c d; do
+		case $f in
+		c) yes "Name: Jane Q. Public SSN: 078-05-1120" ;;
+		*) cat /dev/urandom ;;
+		esac | head -c 200K >"$MNT/$f"
+		sync -f "$MNT"
+		file_extent "$MNT/$f" "$f"
+	done
+	((c_first == b_last + 1 && d_first == c_last + 1)) ||
+		fail "b, c, d are not one after another: $b_first-$b_last $c_first-$c_last $d_first-$d_last"
+	rm "$MNT/c"
+	sync -f "$MNT"
+	disable_discard "$LOOPDEV"
+
+	run -1 --separate-stderr "$FSTRIM_EXT" --journal-erase=zeroout -m 1M "$MNT"
+	assert_equal "${stderr_lines[0]}" "fstrim-ext: $MNT: the discard operation is not supported"
+	assert_equal "${stderr_lines[1]}" "fstrim-ext: $MNT: 50 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 50 in free extents shorter than FITRIM's minimum (1 MiB)"
+	assert_equal "${#stderr_lines[@]}" 2
+	[[ $(strings -a "$LOOPDEV" | grep -c "Jane Q. Public") -ge 5000 ]] ||
+		fail "the deleted contents are not on the device"
+}
+
 @test "xfs: trimmed, the journal step is unsupported (tests/xfs.bats: what stays)" {
 	require_cmd mkfs.xfs
 	make_loop_fs xfs 320
