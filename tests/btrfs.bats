@@ -154,40 +154,27 @@ remnants_on() {
 	((names > 0 && contents > 0)) || fail "the ignored discard should have left remnants: $output"
 }
 
-# delete_between SIZE [MODE]: on a device that discards in 64 KiB units and
-# ignores it (MODE erase: erases), btrfs with files a, b, c and d of SIZE,
-# one after another;
-# c, holding a name, deleted and committed. Sets b_first, c_first, c_last
-# and d_last: where the extents lie, in 4 KiB blocks of btrfs's address space.
-delete_between() {
-	local f b_last d_first
+# btrfs_delete_between SIZE [MODE]: on a device that discards in 64 KiB
+# units and ignores it (MODE erase: erases), btrfs with files a, b, c and d
+# of SIZE, one after another; c, holding a name, deleted and committed
+# (delete_between). Sets b_first, c_first, c_last and d_last: where the
+# extents lie, in 4 KiB blocks of btrfs's address space.
+btrfs_delete_between() {
+	# shellcheck disable=SC2034 # set by delete_between, and not needed
+	local b_last d_first
 	require_cmd filefrag
 	attach_discard_ignoring_disk 256 65536 "${2:-ignore}"
 	# metadata single: mkfs's first chunks are kept, not left in unallocated
 	# space holding what mkfs wrote there (the runs below read it all)
 	mkfs.btrfs -q -f -m single "$LOOPDEV" >/dev/null
 	track_mount -o nodiscard "$LOOPDEV" "$MNT"
-	for f in a b c d; do
-		if [[ $f == c ]]; then
-			yes "Name: Jane Q. Public SSN: 078-05-1120" | head -c "$1" >"$MNT/$f"
-		else
-			head -c "$1" /dev/urandom >"$MNT/$f"
-		fi
-		sync -f "$MNT"
-	done
-	for f in b c d; do
-		file_extent "$MNT/$f" "$f"
-	done
-	((c_first == b_last + 1 && d_first == c_last + 1)) ||
-		fail "b, c, d are not one after another: $b_first-$b_last $c_first-$c_last $d_first-$d_last"
-	rm "$MNT/c"
-	sync -f "$MNT"
+	delete_between "$1"
 }
 
 # bats test_tags=root
 @test "btrfs: a device that discards in 64 KiB units and ignores it: every block of a deleted file is read back, its unaligned ends too" {
 	local b_first c_first c_last d_last
-	delete_between 200K
+	btrfs_delete_between 200K
 	# the test is of the ends: c must not start or end on a 64 KiB boundary
 	((c_first % 16 && (c_last + 1) % 16)) || fail "c is aligned: $c_first-$c_last"
 
@@ -202,7 +189,7 @@ delete_between() {
 # bats test_tags=root
 @test "btrfs: a deleted file in a free extent shorter than the discard granularity, which FITRIM skips, fails --journal" {
 	local b_first c_first c_last d_last
-	delete_between 40K erase
+	btrfs_delete_between 40K erase
 	((c_last + 1 - c_first == 10)) || fail "c is not 10 blocks: $c_first-$c_last"
 
 	# btrfs raises FITRIM's minimum to 64 KiB and never discards c's 40 KiB,

@@ -235,22 +235,11 @@ journal_nonzero_bytes() {
 # by where they lie (the line said "0 held ..., 0 in free extents shorter
 # than FITRIM's minimum" of its 50 before: they were never read again).
 @test "a device without discard, -m 1M: a deleted 200 KiB file's blocks are counted as in an extent below the minimum" {
-	# shellcheck disable=SC2034 # a's are set by file_extent, and not needed
-	local f a_first a_last b_first b_last c_first c_last d_first d_last
+	# shellcheck disable=SC2034 # set by delete_between, and not needed
+	local b_first b_last c_first c_last d_first d_last
 	require_cmd filefrag
 	make_loop_fs ext4 64 -b 4096
-	for f in a b c d; do
-		case $f in
-		c) yes "Name: Jane Q. Public SSN: 078-05-1120" ;;
-		*) cat /dev/urandom ;;
-		esac | head -c 200K >"$MNT/$f"
-		sync -f "$MNT"
-		file_extent "$MNT/$f" "$f"
-	done
-	((c_first == b_last + 1 && d_first == c_last + 1)) ||
-		fail "b, c, d are not one after another: $b_first-$b_last $c_first-$c_last $d_first-$d_last"
-	rm "$MNT/c"
-	sync -f "$MNT"
+	delete_between 200K
 	disable_discard "$LOOPDEV"
 
 	run -1 --separate-stderr "$FSTRIM_EXT" --journal-erase=zeroout -m 1M "$MNT"

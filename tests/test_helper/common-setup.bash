@@ -228,6 +228,31 @@ file_extent() {
 	printf -v "${2}_last" %s "$last"
 }
 
+# delete_between SIZE: on the filesystem at $MNT, files a, b, c, d of SIZE
+# (head -c), each written out before the next, c of a name and an SSN, the
+# others random; sets b_first, c_first, c_last, d_last... (file_extent) and
+# fails unless b, c and d lie one after another; then deletes c, and
+# commits. The caller declares the variables local.
+delete_between() {
+	local f
+	for f in a b c d; do
+		if [[ $f == c ]]; then
+			yes "Name: Jane Q. Public SSN: 078-05-1120" | head -c "$1" >"$MNT/$f"
+		else
+			head -c "$1" /dev/urandom >"$MNT/$f"
+		fi
+		sync -f "$MNT"
+	done
+	for f in b c d; do
+		file_extent "$MNT/$f" "$f"
+	done
+	# shellcheck disable=SC2154 # set just above, by file_extent
+	((c_first == b_last + 1 && d_first == c_last + 1)) ||
+		fail "b, c, d are not one after another: $b_first-$b_last $c_first-$c_last $d_first-$d_last"
+	rm "$MNT/c"
+	sync -f "$MNT"
+}
+
 # Mount something and have teardown undo it.
 track_mount() {
 	MOUNTS+=("${@: -1}")
