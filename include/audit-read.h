@@ -56,6 +56,15 @@ int audit_block_reread(int dev, unsigned char *buf, size_t len, uint64_t off, si
 void audit_describe_device(dev_t devno, struct audit_device *out);
 
 /*
+ * Whether the unit of a device's discard granularity around byte @at
+ * (units of @unit bytes, the first beginning at byte @align) lies partly
+ * outside the discarded range [@start, @end): a device that erases whole
+ * units only keeps what such a discard covered of it.
+ */
+bool audit_in_part_unit(uint64_t at, uint64_t unit, uint64_t align, uint64_t start,
+			uint64_t end);
+
+/*
  * Open @path for O_DIRECT reads and allocate @buf, @size bytes aligned
  * for them. Returns the descriptor, or -errno with nothing left open.
  */
@@ -162,6 +171,8 @@ struct audit_free_marks {
 	char *devpath;
 	uint64_t bsize;
 	uint64_t gran; /* FITRIM's minimum, to tell why it left them; or 0 */
+	uint32_t unit, unit_align; /* the device's discard granularity, and
+					 * where its first unit begins (bytes) */
 	struct block_list blocks;
 	struct audit_btrfs_marks *btrfs; /* on btrfs, instead of the above */
 };

@@ -45,6 +45,8 @@ struct audit_device {
 	uint64_t discard_max_bytes; /* 0: no discard */
 	uint64_t write_zeroes_max_bytes; /* 0: no write-zeroes */
 	uint32_t discard_granularity;
+	uint32_t discard_alignment; /* where its first discard unit begins, in
+					 * bytes past its start */
 };
 
 struct audit_journal {
@@ -79,6 +81,14 @@ struct audit_free {
 					 * minimum in bytes, which extents of
 					 * @short_blocks are shorter than */
 	bool short_below_gran; /* that minimum is the discard granularity */
+	uint64_t part_unit_blocks; /* of @nonzero_blocks, discarded: in a unit
+					 * of the device's discard granularity
+					 * that the free extent around them does
+					 * not cover whole, which a device that
+					 * erases whole units only keeps
+					 * (audit_free_recheck()) */
+	uint32_t discard_unit; /* that granularity, in bytes; 0 when devices
+					 * of several have such blocks (btrfs) */
 	uint64_t unsteady_blocks; /* discarded, read back after the second
 					 * discard with other data than before,
 					 * and other again at a read right

@@ -59,6 +59,7 @@ struct bt_device {
 	uint64_t devid, total;
 	char *path;
 	uint64_t gran; /* discard granularity; 0 without discard, or unknown */
+	uint64_t align; /* where its first discard unit begins, in bytes */
 };
 
 struct bt_chunk {
@@ -517,6 +518,7 @@ static int devices(struct bt_fs *bt, struct audit_device *data)
 			return -ENOMEM;
 		audit_describe_device(st.st_rdev, &ad);
 		d->gran = ad.known && ad.discard_max_bytes ? ad.discard_granularity : 0;
+		d->align = ad.discard_alignment;
 		/* the first device stands for the filesystem's */
 		if (data && bt->ndev == 1) {
 			*data = ad;
@@ -661,6 +663,24 @@ int audit_btrfs_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minle
 			 progress);
 }
 
+/*
+ * A discarded sector at @at of device @d that still holds data: count it
+ * in @out->part_unit_blocks when its discard unit is not all inside its
+ * free range @r (a device that erases whole units only keeps it), with
+ * the unit's size; 0 for that size when devices of other sizes have some.
+ */
+static void count_part_unit(const struct bt_device *d, uint32_t sectorsize, uint64_t at,
+			    const struct bt_range *r, struct audit_free *out)
+{
+	if (d->gran <= sectorsize ||
+	    !audit_in_part_unit(at, d->gran, d->align, r->start, r->start + r->len))
+		return;
+	out->discard_unit = !out->part_unit_blocks || out->discard_unit == d->gran ?
+				    (uint32_t)d->gran :
+				    0;
+	out->part_unit_blocks++;
+}
+
 int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *m, struct audit_free *out)
 {
 	struct audit_btrfs space = { 0 };
@@ -671,6 +691,8 @@ int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *m, struct audit_free *
 
 	out->unsteady_blocks = 0;
 	out->short_blocks = out->held_blocks = 0;
+	out->part_unit_blocks = 0;
+	out->discard_unit = 0;
 	rc = bt_load(&bt, NULL);
 	for (i = 0; i < m->count && !rc; i++) {
 		const struct bt_mark *k = &m->v[i];
@@ -702,6 +724,9 @@ int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *m, struct audit_free *
 			m->v[n++] = *k;
 			if (m->minlen && r->len < m->minlen)
 				out->short_blocks++;
+			else if (!m->minlen)
+				count_part_unit(&bt.dev[k->dev], bt.sectorsize, at, r,
+						out);
 		} else if (rc == AUDIT_REREAD_UNSTEADY && !m->minlen) {
 			out->unsteady_blocks++;
 		}

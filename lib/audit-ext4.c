@@ -9,14 +9,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <ext2fs/ext2fs.h>
-#include <linux/fsmap.h>
 
 #include "audit.h"
+#include "audit-alloc.h"
 #include "audit-jbd2.h"
 #include "audit-read.h"
 #include "extfs.h"
@@ -71,217 +70,6 @@ static uint64_t still_free(ext2_filsys fs, struct block_list *l)
 	}
 	l->count = n;
 	return n;
-}
-
-/* GETFSMAP records asked for at a time */
-#define FSMAP_BATCH 512
-
-/*
- * The free extents of ext4's allocator, which FITRIM walks: its buddy
- * bitmaps, as FS_IOC_GETFSMAP reports them. They differ from the block
- * bitmap on the disk: space the allocator holds in memory (the rest of
- * a group preallocation that small files are cut from, 512 blocks by
- * default, or blocks freed by a transaction that has not committed)
- * counts as used there. So a freed block next to such space is a short
- * extent to FITRIM, below the discard granularity, where the disk's
- * bitmap shows a long one. FITRIM works group by group: an extent is
- * cut where its group ends (GETFSMAP joins them).
- */
-struct alloc_free {
-	int fd;
-	struct fsmap_head *head;
-	unsigned int next; /* the next record of head to look at */
-	bool done; /* head holds the kernel's last record */
-	uint64_t bsize;
-	blk64_t first_data, per_group;
-	blk64_t start, end; /* what is left of the current free record */
-};
-
-static int alloc_free_fill(struct alloc_free *w)
-{
-	if (w->head->fmh_entries)
-		fsmap_advance(w->head);
-	if (ioctl(w->fd, FS_IOC_GETFSMAP, w->head) != 0)
-		return -errno;
-	w->next = 0;
-	if (!w->head->fmh_entries ||
-	    (w->head->fmh_recs[w->head->fmh_entries - 1].fmr_flags & FMR_OF_LAST))
-		w->done = true;
-	return 0;
-}
-
-/* Start at the first free extent of the filesystem open at @fd. */
-static int alloc_free_open(struct alloc_free *w, int fd, ext2_filsys fs)
-{
-	int rc;
-
-	memset(w, 0, sizeof(*w));
-	w->head = calloc(1, fsmap_sizeof(FSMAP_BATCH));
-	if (!w->head)
-		return -ENOMEM;
-	w->fd = fd;
-	w->bsize = fs->blocksize;
-	w->first_data = fs->super->s_first_data_block;
-	w->per_group = EXT2_BLOCKS_PER_GROUP(fs->super);
-	w->head->fmh_count = FSMAP_BATCH;
-	/* the high key: everything (its reserved fields stay zero) */
-	w->head->fmh_keys[1].fmr_device = UINT32_MAX;
-	w->head->fmh_keys[1].fmr_flags = UINT32_MAX;
-	w->head->fmh_keys[1].fmr_physical = UINT64_MAX;
-	w->head->fmh_keys[1].fmr_owner = UINT64_MAX;
-	w->head->fmh_keys[1].fmr_offset = UINT64_MAX;
-	rc = alloc_free_fill(w);
-	if (rc) {
-		free(w->head);
-		w->head = NULL;
-	}
-	return rc;
-}
-
-static void alloc_free_close(struct alloc_free *w)
-{
-	free(w->head);
-	w->head = NULL;
-}
-
-/*
- * The next free extent [*start, *end) of the allocator, within one group.
- * Returns 0, 1 when there is none, or -errno.
- */
-static int alloc_free_next(struct alloc_free *w, blk64_t *start, blk64_t *end)
-{
-	blk64_t group_end;
-	int rc;
-
-	while (w->start >= w->end) {
-		const struct fsmap *r;
-
-		if (w->next >= w->head->fmh_entries) {
-			if (w->done)
-				return 1;
-			rc = alloc_free_fill(w);
-			if (rc)
-				return rc;
-			continue;
-		}
-		r = &w->head->fmh_recs[w->next++];
-		if (!(r->fmr_flags & FMR_OF_SPECIAL_OWNER) ||
-		    r->fmr_owner != FMR_OWN_FREE)
-			continue;
-		w->start = r->fmr_physical / w->bsize;
-		w->end = (r->fmr_physical + r->fmr_length) / w->bsize;
-	}
-	/* blocks before the first data block belong to no group */
-	group_end = w->first_data;
-	if (w->start >= w->first_data)
-		group_end +=
-			((w->start - w->first_data) / w->per_group + 1) * w->per_group;
-	*start = w->start;
-	*end = w->end < group_end ? w->end : group_end;
-	w->start = *end;
-	return 0;
-}
-
-/* struct free_now's map(): the allocator's free blocks, for the journal's judgement */
-static int alloc_free_map(void *arg, ext2_filsys fs, ext2fs_block_bitmap *map)
-{
-	struct alloc_free w;
-	blk64_t s, e;
-	int rc;
-
-	if (ext2fs_allocate_block_bitmap(fs, "free now", map)) {
-		*map = NULL;
-		return -ENOMEM;
-	}
-	rc = alloc_free_open(&w, *(int *)arg, fs);
-	while (!rc && (rc = alloc_free_next(&w, &s, &e)) == 0)
-		ext2fs_mark_block_bitmap_range2(*map, s, (unsigned int)(e - s));
-	alloc_free_close(&w);
-	return rc == 1 ? 0 : rc;
-}
-
-/*
- * Keep of @l (ascending) the blocks the allocator counts as free now, and
- * return how many. On a filesystem in use a block of free space read back
- * with old data may have been taken by a writer since: allocated before
- * its new data is written home (with data=journal, until the checkpoint),
- * it is no longer free space, and FITRIM rightly skipped it. The disk's
- * bitmap cannot tell: it is written home only at a checkpoint.
- */
-static int alloc_still_free(int fd, ext2_filsys fs, struct block_list *l)
-{
-	struct alloc_free w;
-	blk64_t s = 0, e = 0;
-	size_t i = 0, n = 0;
-	int rc;
-
-	rc = alloc_free_open(&w, fd, fs);
-	while (!rc && i < l->count) {
-		blk64_t b = l->v[i];
-
-		if (b < s) {
-			i++;
-		} else if (b < e) {
-			l->sum[n] = l->sum[i];
-			l->v[n++] = l->v[i++];
-		} else {
-			rc = alloc_free_next(&w, &s, &e);
-			if (rc == 1) {
-				rc = 0;
-				break;
-			}
-		}
-	}
-	alloc_free_close(&w);
-	if (rc)
-		return rc;
-	l->count = n;
-	return 0;
-}
-
-/*
- * Why FITRIM did not erase the blocks of @l (ascending), free on the disk
- * and holding data: counted in @f->short_blocks when the allocator's free
- * extent around one is shorter than @min bytes (FITRIM's minimum, the
- * discard granularity), in @f->held_blocks when the allocator does not
- * count it as free at all. Returns 0 with @f->classified set, or -errno
- * (a kernel without GETFSMAP for ext4, before 4.12).
- */
-static int classify_left(int fd, ext2_filsys fs, uint64_t min, const struct block_list *l,
-			 struct audit_free *f)
-{
-	struct alloc_free w;
-	blk64_t s = 0, e = 0;
-	size_t i = 0;
-	int rc;
-
-	rc = alloc_free_open(&w, fd, fs);
-	while (!rc && i < l->count) {
-		blk64_t b = l->v[i];
-
-		if (b < s) {
-			f->held_blocks++;
-			i++;
-		} else if (b < e) {
-			if ((e - s) * w.bsize < min)
-				f->short_blocks++;
-			i++;
-		} else {
-			rc = alloc_free_next(&w, &s, &e);
-			if (rc == 1) {
-				f->held_blocks += l->count - i;
-				rc = 0;
-				break;
-			}
-		}
-	}
-	alloc_free_close(&w);
-	if (rc) {
-		f->short_blocks = f->held_blocks = 0;
-		return rc;
-	}
-	f->classified = true;
-	return 0;
 }
 
 /* The shortest free extent FITRIM with @minlen discards, in blocks (at least 1). */
@@ -368,9 +156,9 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 		f->nonzero_blocks = still_free(fs, &found);
 	/* why FITRIM left them, where the device can discard at all */
 	if (!rc && f->nonzero_blocks && data->known && data->discard_max_bytes)
-		classify_left(fd, fs,
-			      trim_minimum(fs, data->discard_granularity, 0) * bsize,
-			      &found, f);
+		audit_alloc_classify(
+			fd, fs, trim_minimum(fs, data->discard_granularity, 0) * bsize,
+			&found, f);
 	blocks_free(&found);
 	return rc;
 }
@@ -424,7 +212,7 @@ int audit_ext4(int fd, struct audit_result *out, const struct audit_progress *pr
 		}
 		if (!rc)
 			rc = scan_journal(&jl, fs,
-					  &(struct free_now){ alloc_free_map, &fd },
+					  &(struct free_now){ audit_alloc_map, &fd },
 					  &out->journal, progress);
 		layout_free(&jl);
 		out->journal.error = -rc;
@@ -530,6 +318,8 @@ static int free_reader_close(struct free_reader *r, int rc, struct audit_free *o
 		if (*marks) {
 			(*marks)->devpath = r->dev.path;
 			(*marks)->bsize = r->fs->blocksize;
+			(*marks)->unit = r->dev.discard_granularity;
+			(*marks)->unit_align = r->dev.discard_alignment;
 			(*marks)->blocks = r->found;
 			r->dev.path = NULL;
 			memset(&r->found, 0, sizeof(r->found));
@@ -556,7 +346,7 @@ int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 			struct audit_free *out, struct audit_free_marks **marks,
 			const struct audit_progress *progress)
 {
-	struct alloc_free w = { 0 };
+	struct audit_alloc w = { 0 };
 	struct free_reader r;
 	blk64_t first, end, z, e;
 	uint64_t min;
@@ -570,10 +360,10 @@ int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	min = trim_minimum(fs, r.dev.discard_granularity, minlen);
 	trim_span(fs, start, len, &first, &end);
 	rc = free_reader_begin(&r, first, end);
-	/* the extents FITRIM discarded: the allocator's, not the disk's bitmap (struct alloc_free) */
+	/* the extents FITRIM discarded: the allocator's, not the disk's bitmap (struct audit_alloc) */
 	if (!rc)
-		rc = alloc_free_open(&w, fd, fs);
-	while (!rc && (rc = alloc_free_next(&w, &z, &e)) == 0) {
+		rc = audit_alloc_open(&w, fd, fs);
+	while (!rc && (rc = audit_alloc_next(&w, &z, &e)) == 0) {
 		/* what lies in the range FITRIM was given */
 		if (z < first)
 			z = first;
@@ -590,7 +380,7 @@ int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	}
 	if (rc == 1)
 		rc = 0;
-	alloc_free_close(&w);
+	audit_alloc_close(&w);
 	return free_reader_close(&r, rc, out, marks);
 }
 
@@ -598,7 +388,7 @@ int audit_ext4_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 			   struct audit_free *out, struct audit_free_marks **marks,
 			   const struct audit_progress *progress)
 {
-	struct alloc_free w = { 0 };
+	struct audit_alloc w = { 0 };
 	blk64_t a = 0, b = 0, pos, end;
 	struct free_reader r;
 	bool walked = false;
@@ -611,7 +401,7 @@ int audit_ext4_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 	if (!rc)
 		rc = ext2fs_read_block_bitmap(r.fs) ? -EIO : 0;
 	if (!rc)
-		rc = alloc_free_open(&w, fd, r.fs);
+		rc = audit_alloc_open(&w, fd, r.fs);
 	if (rc)
 		return free_reader_close(&r, rc, out, NULL);
 	min = trim_minimum(r.fs, r.dev.discard_granularity, minlen);
@@ -635,7 +425,7 @@ int audit_ext4_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 			blk64_t stop;
 
 			if (b <= z && !walked) {
-				rc = alloc_free_next(&w, &a, &b);
+				rc = audit_alloc_next(&w, &a, &b);
 				if (rc == 1) {
 					walked = true;
 					a = b = end;
@@ -653,7 +443,7 @@ int audit_ext4_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 		}
 		pos = s;
 	}
-	alloc_free_close(&w);
+	audit_alloc_close(&w);
 	min *= r.fs->blocksize;
 	rc = free_reader_close(&r, rc, out, marks);
 	if (*marks)
@@ -675,7 +465,7 @@ static int keep_still_free(int fd, ext2_filsys fs, const struct audit_free_marks
 	if (!l->count)
 		return 0;
 	if (!marks->gran)
-		rc = alloc_still_free(fd, fs, l);
+		rc = audit_alloc_keep_free(fd, fs, l);
 	if (!rc)
 		*n = still_free(fs, l);
 	return rc;
@@ -741,8 +531,13 @@ int audit_ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free
 	if (rc)
 		goto out;
 	out->nonzero_blocks = left + l->over;
+	out->part_unit_blocks = 0;
+	out->discard_unit = marks->unit;
 	if (marks->gran && l->count)
-		classify_left(fd, fs, marks->gran, l, out);
+		audit_alloc_classify(fd, fs, marks->gran, l, out);
+	else if (l->count && marks->unit > marks->bsize &&
+		 audit_alloc_part_units(fd, fs, marks, l, &out->part_unit_blocks))
+		out->part_unit_blocks = 0; /* a hint only: not a failed read */
 out:
 	if (fs)
 		ext2fs_close_free(&fs);

@@ -40,7 +40,23 @@ void audit_describe_device(dev_t devno, struct audit_device *out)
 			      &out->write_zeroes_max_bytes);
 	sysfs_discard_granularity(devno, &gran);
 	out->discard_granularity = (uint32_t)gran;
+	/* the device's own: a partition's says where its first unit begins */
+	if (!sysfs_blkdev_read_u64(devno, "discard_alignment", &gran))
+		out->discard_alignment = (uint32_t)gran;
 	out->known = true;
+}
+
+bool audit_in_part_unit(uint64_t at, uint64_t unit, uint64_t align, uint64_t start,
+			uint64_t end)
+{
+	uint64_t u0;
+
+	align %= unit;
+	/* before the first boundary: a unit that begins before the device */
+	if (at < align)
+		return true;
+	u0 = (at - align) / unit * unit + align;
+	return u0 < start || u0 + unit > end;
 }
 
 int audit_grow(void *array, size_t *alloc, size_t count, size_t size, size_t first)

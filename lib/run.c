@@ -255,6 +255,21 @@ static void verify_trim(const struct run_opts *opts, const struct trim_target *t
 		    "supported): %" PRIu64 " free blocks hold data (%s read back)",
 		    path, f->nonzero_blocks,
 		    size_to_human(f->read_bytes, size, sizeof(size)));
+	} else if (f->nonzero_blocks && f->part_unit_blocks) {
+		/* no size where devices of several sizes have such blocks (btrfs) */
+		const char *unit = f->discard_unit ? size_to_human(f->discard_unit, below,
+								   sizeof(below)) :
+						     NULL;
+
+		say(opts,
+		    "%s: the device did not erase what FITRIM discarded: %" PRIu64
+		    " free blocks still hold data after a second discard (%s read back), "
+		    "%" PRIu64
+		    " of them in %s%sdiscard units that their free extent does "
+		    "not cover whole, which a device that erases whole units only keeps",
+		    path, f->nonzero_blocks,
+		    size_to_human(f->read_bytes, size, sizeof(size)), f->part_unit_blocks,
+		    unit ? unit : "", unit ? " " : "");
 	} else if (f->nonzero_blocks) {
 		say(opts,
 		    "%s: the device did not erase what FITRIM discarded: %" PRIu64

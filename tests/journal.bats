@@ -674,10 +674,47 @@ unerased_journal() {
 	run -1 --separate-stderr "$FSTRIM_EXT" --journal "$MNT"
 	[[ $stderr == *"fstrim-ext: $MNT: the device did not erase what FITRIM discarded: 50 free blocks still hold data after a second discard"* ]] ||
 		fail "c's 50 blocks not all found: $stderr"
+	# of them, only c's ends lie in units c's free extent does not cover whole
+	[[ $stderr == *", $(((16 - c_first % 16) + (c_last + 1) % 16)) of them in 64 KiB discard units that their free extent does not cover whole, which a device that erases whole units only keeps"* ]] ||
+		fail "c's ends not told apart: $c_first-$c_last: $stderr"
 	[[ $stderr == *"fstrim-ext: $MNT: 10 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 10 in free extents shorter than the discard granularity (64 KiB)"* ]] ||
 		fail "x's 10 blocks not found unreachable: $stderr"
 	# with -m 1M, c's extent is shorter than FITRIM's minimum too, and said so
 	run -1 --separate-stderr "$FSTRIM_EXT" --journal -m 1M "$MNT"
 	[[ $stderr == *"fstrim-ext: $MNT: 60 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 60 in free extents shorter than FITRIM's minimum (1 MiB)"* ]] ||
 		fail "c's and x's 60 blocks not found unreachable: $stderr"
+}
+
+# A device that erases whole units of its discard granularity only: FITRIM
+# discards a deleted file's whole free extent, and the parts of units at
+# its ends keep their data. The failure says how many of the blocks left
+# lie there. (The journal's erase leaves the parts of units at its ends
+# too, and here its zeroout as well: the loop device makes a discard of
+# the write-zeroes jbd2 sends. Not this test's subject.)
+@test "a device that erases whole 64 KiB units only: a deleted file's ends are left, and the failure says they lie in parts of units" {
+	# shellcheck disable=SC2034 # set by delete_between, and not needed
+	local b_first b_last c_first c_last d_first d_last ends head tail
+	require_cmd filefrag
+	attach_discard_ignoring_disk 256 65536 units
+	mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
+		"$LOOPDEV" >/dev/null
+	track_mount -o noatime,noinit_itable "$LOOPDEV" "$MNT"
+	delete_between 200K
+	((c_first % 16 && (c_last + 1) % 16)) || fail "c is aligned: $c_first-$c_last"
+	ends=$(((16 - c_first % 16) + (c_last + 1) % 16))
+
+	run -1 --separate-stderr "$FSTRIM_EXT" --journal "$MNT"
+	grep -Eqx "fstrim-ext: $MNT: the device did not erase what FITRIM discarded: $ends free blocks still hold data after a second discard \([0-9.]+ [KMG]iB read back\), $ends of them in 64 KiB discard units that their free extent does not cover whole, which a device that erases whole units only keeps" <<<"$stderr" ||
+		fail "c's $ends blocks in parts of units ($c_first-$c_last) not told: $stderr"
+	# what it says is so: c's ends hold its contents, the whole units between are erased
+	head=$(((c_first / 16 + 1) * 16))
+	tail=$(((c_last + 1) / 16 * 16))
+	c_blocks() {
+		dd if="$BATS_TEST_TMPDIR/disk.img" bs=4096 skip="$1" count="$2" status=none
+	}
+	(($(c_blocks "$c_first" $((head - c_first)) | grep -ac "Jane Q. Public") > 0)) ||
+		fail "c's first blocks ($c_first-$((head - 1))) do not hold its contents"
+	(($(c_blocks "$tail" $((c_last + 1 - tail)) | grep -ac "Jane Q. Public") > 0)) ||
+		fail "c's last blocks ($tail-$c_last) do not hold its contents"
+	assert_equal "$(c_blocks "$head" $((tail - head)) | tr -d '\0' | wc -c)" 0
 }

@@ -18,6 +18,9 @@
  * With DISCARD_IGNORED_MODE=erase a discard does erase (the image's range
  * is punched out, reading zeroes), as on a device that honours it, so that
  * a test can tell what the filesystem never asked the device to discard.
+ * With DISCARD_IGNORED_MODE=units it erases only the whole granules (below)
+ * that a discard covers, and keeps the parts of those at its ends, as a
+ * device that erases whole units only.
  * With DISCARD_IGNORED_GRANULE=BYTES (a power of two, 512 to 16 MiB) the
  * filesystem reports BYTES as its block size, which a loop device on
  * "disk" takes for its discard granularity, as on a device that discards
@@ -37,7 +40,11 @@
 
 static int image_fd = -1;
 static FILE *fallocate_log;
-static int erase; /* DISCARD_IGNORED_MODE=erase: a discard erases */
+static enum {
+	IGNORE,
+	ERASE,
+	UNITS
+} discard_mode; /* DISCARD_IGNORED_MODE */
 /* what libfuse answers for a filesystem that has no statfs */
 static unsigned long granule = 512;
 static const char disk_path[] = "/disk";
@@ -106,13 +113,22 @@ static int disk_fallocate(const char *path, int mode, off_t off, off_t len,
 	if (fallocate_log)
 		fprintf(fallocate_log, "fallocate mode %#x off %lld len %lld\n", mode,
 			(long long)off, (long long)len);
-	/* a discard: acknowledged, nothing done (but in erase mode) */
-	if (mode & FALLOC_FL_PUNCH_HOLE)
-		return erase && fallocate(image_fd,
-					  FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off,
-					  len) ?
+	/* a discard: acknowledged, nothing done (but in the erasing modes) */
+	if (mode & FALLOC_FL_PUNCH_HOLE) {
+		off_t end = off + len;
+
+		if (discard_mode == UNITS) {
+			off = (off + (off_t)granule - 1) / (off_t)granule *
+			      (off_t)granule;
+			end = end / (off_t)granule * (off_t)granule;
+		}
+		if (discard_mode == IGNORE || end <= off)
+			return 0;
+		return fallocate(image_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				 off, end - off) ?
 			       -errno :
 			       0;
+	}
 	if (mode & FALLOC_FL_ZERO_RANGE)
 		return fallocate(image_fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
 				 off, len) ?
@@ -165,9 +181,15 @@ int main(int argc, char **argv)
 		setvbuf(fallocate_log, NULL, _IOLBF, 0);
 	}
 	if (getenv("DISCARD_IGNORED_MODE")) {
-		erase = !strcmp(getenv("DISCARD_IGNORED_MODE"), "erase");
-		if (!erase && strcmp(getenv("DISCARD_IGNORED_MODE"), "ignore")) {
-			fprintf(stderr, "%s: DISCARD_IGNORED_MODE: ignore or erase\n",
+		const char *m = getenv("DISCARD_IGNORED_MODE");
+
+		if (!strcmp(m, "erase")) {
+			discard_mode = ERASE;
+		} else if (!strcmp(m, "units")) {
+			discard_mode = UNITS;
+		} else if (strcmp(m, "ignore")) {
+			fprintf(stderr,
+				"%s: DISCARD_IGNORED_MODE: ignore, erase or units\n",
 				argv[0]);
 			return 1;
 		}

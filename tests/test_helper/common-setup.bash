@@ -199,7 +199,8 @@ make_loop_fs() {
 # as by firmware that ignores TRIM; MNT an empty directory to mount it on.
 # The loop device's discard granularity is GRANULE bytes (512 by default).
 # MODE "erase" makes the discard erase after all, for a test of what the
-# filesystem never sends to the device.
+# filesystem never sends to the device; "units" erases only the whole
+# granules a discard covers, as a device that erases whole units only.
 attach_discard_ignoring_disk() {
 	local helper="${top_builddir:-$top_srcdir}/tests/helpers/discard-ignored"
 	local disk="$BATS_TEST_TMPDIR/disk.img" fuse="$BATS_TEST_TMPDIR/fuse"

@@ -179,7 +179,7 @@ int main(void)
 	uint32_t tid = 0;
 	bool tail = true;
 
-	printf("1..35\n");
+	printf("1..41\n");
 	check(audit_name_plausible("PII-SSN-001.txt", 15), "plain name");
 	check(audit_name_plausible("\xc3\xa9t\xc3\xa9", 5), "UTF-8 name");
 	check(!audit_name_plausible("", 0), "empty name");
@@ -237,6 +237,19 @@ int main(void)
 	check(ext4_trim_min_blocks(12, 4, 4096, 17 * 4096) == 32,
 	      "trim minimum: bigalloc, -m rounded up to clusters");
 
+	check(!audit_in_part_unit(65536 + 4096, 65536, 0, 65536, 3 * 65536),
+	      "part unit: a unit the discard covers whole");
+	check(audit_in_part_unit(65536 + 4096, 65536, 0, 65536 + 4096, 3 * 65536),
+	      "part unit: the discard begins inside the unit");
+	check(audit_in_part_unit(2 * 65536 + 4096, 65536, 0, 65536, 3 * 65536 - 4096),
+	      "part unit: the discard ends inside the unit");
+	check(!audit_in_part_unit(65536 + 4096, 65536, 4096, 65536 + 4096,
+				  2 * 65536 + 4096),
+	      "part unit: units begin at the alignment");
+	check(audit_in_part_unit(0, 65536, 4096, 0, 3 * 65536),
+	      "part unit: before the first boundary, a unit begun before the device");
+	check(!audit_in_part_unit(3 * 65536, 65536, 65536 + 4096, 4096, 5 * 65536),
+	      "part unit: an alignment of more than a unit, taken modulo it");
 	check(zero_test_sees_every_byte(), "zero test: a byte set anywhere in a block");
 	reader = reader_reads_ahead();
 	if (reader < 0)
