@@ -77,6 +77,8 @@ struct audit_free {
 					 * -m when larger), which FITRIM skips */
 	uint64_t held_blocks; /* not free to it: preallocated, or freed by a
 					 * transaction not yet committed */
+	uint64_t passed_blocks; /* btrfs: in the block group FITRIM's start
+					 * lies inside, which it passes over */
 	uint64_t short_below; /* of audit_free_unreachable(): FITRIM's
 					 * minimum in bytes, which extents of
 					 * @short_blocks are shorter than */

@@ -49,9 +49,14 @@ enum bt_view {
 	 * What FITRIM over [lo, hi) with @minlen discards: chunk space in
 	 * the range, in free extents at least @minlen long, each whole
 	 * (btrfs sends them unaligned); and all the space in no chunk.
+	 * Not the chunk @lo lies inside: btrfs_trim_fs() begins at the
+	 * first block group that starts at or after it.
 	 */
 	BT_TRIMMED,
-	/* What it skips: chunk space in the range, in shorter free extents. */
+	/*
+	 * What it skips: chunk space in the range, in shorter free extents,
+	 * and all of the chunk @lo lies inside.
+	 */
 	BT_SHORT,
 };
 
@@ -101,7 +106,8 @@ struct bt_mark {
 struct audit_btrfs_marks {
 	struct bt_mark *v;
 	size_t count, alloc;
-	uint64_t minlen; /* marks of BT_SHORT: FITRIM's minimum; or 0 */
+	bool unreached; /* marks of BT_SHORT, with FITRIM's minimum and start: */
+	uint64_t minlen, lo;
 };
 
 /* One item of a tree search: its key, and its body of @len bytes. */
@@ -282,9 +288,11 @@ static int logical_free(struct bt_fs *bt, uint64_t lo, uint64_t hi)
 		e = hi < end ? hi : end;
 		if (bt->view != BT_ALL) {
 			uint64_t a = s > bt->lo ? s : bt->lo, b = e < bt->hi ? e : bt->hi;
+			/* too short a free extent, or a chunk FITRIM passes over */
+			bool skipped = b - a < bt->minlen || ch->logical < bt->lo;
 
-			/* the part FITRIM was given; too short a free extent, skipped */
-			if (b <= a || (b - a < bt->minlen) != (bt->view == BT_SHORT)) {
+			/* the part FITRIM was given, and what it skips of it */
+			if (b <= a || skipped != (bt->view == BT_SHORT)) {
 				if (e == end)
 					bt->cursor++;
 				lo = e;
@@ -568,8 +576,11 @@ static int bt_load(struct bt_fs *bt, struct audit_device *data)
 
 	if (bt->view != BT_ALL)
 		raise_minlen(bt);
-	/* no free extent is shorter than a sector: nothing to walk for */
-	if (!rc && bt->view == BT_SHORT && bt->minlen <= bt->sectorsize)
+	/*
+	 * no free extent is shorter than a sector, and no block group is
+	 * passed over when FITRIM begins at 0: nothing to walk for
+	 */
+	if (!rc && bt->view == BT_SHORT && bt->minlen <= bt->sectorsize && !bt->lo)
 		return 0;
 	/* the chunk tree's chunks come in logical order, as the walk needs */
 	if (!rc)
@@ -633,7 +644,9 @@ static int read_view(int fd, enum bt_view view, uint64_t start, uint64_t len,
 		rc = read_free(&bt, out, m, what, progress);
 	out->read = rc == 0;
 	if (view == BT_SHORT) {
+		m->unreached = true;
 		m->minlen = bt.minlen;
+		m->lo = bt.lo;
 		out->short_below = bt.minlen;
 		out->short_below_gran = bt.minlen == bt.gran;
 	}
@@ -664,6 +677,28 @@ int audit_btrfs_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minle
 }
 
 /*
+ * Whether byte @at of device @dev lies in a chunk that begins before
+ * @lo and ends after it: FITRIM from @lo passes over its block group.
+ */
+static bool in_passed_chunk(const struct bt_fs *bt, size_t dev, uint64_t at, uint64_t lo)
+{
+	size_t c;
+	uint16_t i;
+
+	for (c = 0; c < bt->nchunk; c++) {
+		const struct bt_chunk *ch = &bt->chunk[c];
+
+		if (ch->logical >= lo || ch->logical + ch->length <= lo)
+			continue;
+		for (i = 0; i < ch->nstripes; i++)
+			if (ch->devid[i] == bt->dev[dev].devid && ch->offset[i] <= at &&
+			    at - ch->offset[i] < ch->length)
+				return true;
+	}
+	return false;
+}
+
+/*
  * A discarded sector at @at of device @d that still holds data: count it
  * in @out->part_unit_blocks when its discard unit is not all inside its
  * free range @r (a device that erases whole units only keeps it), with
@@ -690,7 +725,7 @@ int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *m, struct audit_free *
 	int dev = -1, rc;
 
 	out->unsteady_blocks = 0;
-	out->short_blocks = out->held_blocks = 0;
+	out->short_blocks = out->held_blocks = out->passed_blocks = 0;
 	out->part_unit_blocks = 0;
 	out->discard_unit = 0;
 	rc = bt_load(&bt, NULL);
@@ -717,17 +752,21 @@ int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *m, struct audit_free *
 		/*
 		 * The same data, free all along: the discards did not erase
 		 * it, or, for a sector FITRIM could not reach, none covered
-		 * it (why: its free extent is still too short). A sector
-		 * never discarded that changes is a writer's, not unsteady.
+		 * it (why: its block group is passed over, or its free extent
+		 * is still too short). A sector never discarded that changes
+		 * is a writer's, not unsteady.
 		 */
 		if (rc == AUDIT_REREAD_SAME) {
 			m->v[n++] = *k;
-			if (m->minlen && r->len < m->minlen)
+			if (m->unreached && m->lo &&
+			    in_passed_chunk(&bt, k->dev, at, m->lo))
+				out->passed_blocks++;
+			else if (m->unreached && r->len < m->minlen)
 				out->short_blocks++;
-			else if (!m->minlen)
+			else if (!m->unreached)
 				count_part_unit(&bt.dev[k->dev], bt.sectorsize, at, r,
 						out);
-		} else if (rc == AUDIT_REREAD_UNSTEADY && !m->minlen) {
+		} else if (rc == AUDIT_REREAD_UNSTEADY && !m->unreached) {
 			out->unsteady_blocks++;
 		}
 		if (rc > 0)
@@ -741,7 +780,7 @@ int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *m, struct audit_free *
 		return rc;
 	m->count = n;
 	out->nonzero_blocks = n;
-	out->classified = m->minlen != 0;
+	out->classified = m->unreached;
 	return 0;
 }
 

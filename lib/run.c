@@ -204,6 +204,22 @@ static struct audit_free_marks *note_unreachable(const struct run_opts *opts, in
 }
 
 /*
+ * The end of the line of the free blocks FITRIM cannot reach, on btrfs
+ * where --offset lies inside a block group: btrfs_trim_fs() begins at the
+ * first block group that starts at or after it.
+ */
+static const char *passed_over(const struct audit_free *u, char *buf, size_t size)
+{
+	if (!u->passed_blocks)
+		return "";
+	snprintf(buf, size,
+		 ", %" PRIu64 " in the block group that --offset lies inside, "
+		 "which btrfs's FITRIM passes over",
+		 u->passed_blocks);
+	return buf;
+}
+
+/*
  * The same for free space: all that FITRIM discarded is read back, so
  * that a device that ignores discard is reported, not trusted;
  * and the blocks @unreached (note_unreachable()) that held data before
@@ -221,7 +237,7 @@ static void verify_trim(const struct run_opts *opts, const struct trim_target *t
 	int fd = target->fd;
 	struct audit_free *f = &res->trim_check, *u = &res->unreached_check;
 	struct audit_free_marks *marks = NULL;
-	char size[SIZE_HUMAN_MAX], below[SIZE_HUMAN_MAX];
+	char size[SIZE_HUMAN_MAX], below[SIZE_HUMAN_MAX], passed[128];
 	bool trimmed = res->trim_done;
 	uint64_t more;
 	int rc, urc = 0;
@@ -290,10 +306,11 @@ static void verify_trim(const struct run_opts *opts, const struct trim_target *t
 		    "%s: %" PRIu64 " free blocks that FITRIM cannot reach still hold "
 		    "data of deleted files: %" PRIu64 " held by the allocator "
 		    "(preallocated, until used or the filesystem is unmounted), %" PRIu64
-		    " in free extents shorter than %s (%s)",
+		    " in free extents shorter than %s (%s)%s",
 		    path, u->nonzero_blocks, u->held_blocks, u->short_blocks,
 		    u->short_below_gran ? "the discard granularity" : "FITRIM's minimum",
-		    size_to_human(u->short_below, below, sizeof(below)));
+		    size_to_human(u->short_below, below, sizeof(below)),
+		    passed_over(u, passed, sizeof(passed)));
 	}
 	if (report_unsteady(res))
 		say(opts,

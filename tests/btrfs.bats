@@ -155,47 +155,104 @@ remnants_on() {
 }
 
 # btrfs_delete_between SIZE [MODE]: on a device that discards in 64 KiB
-# units and ignores it (MODE erase: erases), btrfs with files a, b, c and d
-# of SIZE, one after another; c, holding a name, deleted and committed
-# (delete_between). Sets b_first, c_first, c_last and d_last: where the
-# extents lie, in 4 KiB blocks of btrfs's address space.
+# units and ignores it (MODE erase or units: tests/helpers/discard-ignored),
+# btrfs with files a, b, c and d of SIZE, one after another; c, holding a
+# name, deleted and committed (delete_between). Sets b_first, c_first,
+# c_last and d_last: where the extents lie, in 4 KiB blocks of btrfs's
+# address space; and chunk_first, where the chunk holding them begins.
 btrfs_delete_between() {
 	# shellcheck disable=SC2034 # set by delete_between, and not needed
 	local b_last d_first
-	require_cmd filefrag
+	require_cmd filefrag btrfs
 	attach_discard_ignoring_disk 256 65536 "${2:-ignore}"
 	# metadata single: mkfs's first chunks are kept, not left in unallocated
 	# space holding what mkfs wrote there (the runs below read it all)
 	mkfs.btrfs -q -f -m single "$LOOPDEV" >/dev/null
 	track_mount -o nodiscard "$LOOPDEV" "$MNT"
 	delete_between "$1"
+	# FITRIM passes over the block group its start lies inside
+	# (btrfs_trim_fs()): the runs that mean to discard c begin at its chunk
+	chunk_first=$(btrfs inspect-internal dump-tree -t chunk "$LOOPDEV" 2>/dev/null |
+		awk -v at=$((b_first * 4096)) '
+			/ CHUNK_ITEM / { sub(/\)/, "", $6); logical = $6 }
+			$1 == "length" && logical <= at && at < logical + $2 { print logical / 4096 }')
+	[[ $chunk_first =~ ^[0-9]+$ ]] || fail "no chunk found around block $b_first"
+	((chunk_first < b_first)) || fail "b begins its chunk: $chunk_first"
 }
 
 # bats test_tags=root
 @test "btrfs: a device that discards in 64 KiB units and ignores it: every block of a deleted file is read back, its unaligned ends too" {
-	local b_first c_first c_last d_last
+	local b_first c_first c_last d_last chunk_first
 	btrfs_delete_between 200K
 	# the test is of the ends: c must not start or end on a 64 KiB boundary
 	((c_first % 16 && (c_last + 1) % 16)) || fail "c is aligned: $c_first-$c_last"
 
-	# FITRIM over b, c and d only: c's 50 blocks are all that is free there
-	run -1 --separate-stderr "$FSTRIM_EXT" --journal -o $((b_first * 4096)) \
-		-l $(((d_last + 1 - b_first) * 4096)) "$MNT"
+	# FITRIM from the chunk's start to d's end: c's 50 blocks are all the
+	# free space there that was ever written
+	run -1 --separate-stderr "$FSTRIM_EXT" --journal -o $((chunk_first * 4096)) \
+		-l $(((d_last + 1 - chunk_first) * 4096)) "$MNT"
 	[[ $stderr =~ "the device did not erase what FITRIM discarded: "([0-9]+)" free blocks still hold data" ]] ||
 		fail "stderr: $stderr"
 	assert_equal "${BASH_REMATCH[1]}" 50
+	# of them, only c's ends lie in units c's free extent does not cover whole
+	[[ $stderr == *", $(((16 - c_first % 16) + (c_last + 1) % 16)) of them in 64 KiB discard units that their free extent does not cover whole, which a device that erases whole units only keeps"* ]] ||
+		fail "c's ends not told apart: $c_first-$c_last: $stderr"
+}
+
+# A device that erases whole units only: what FITRIM discarded of c is
+# erased but for its ends, in parts of units, and the failure says so.
+# bats test_tags=root
+@test "btrfs: a device that erases whole 64 KiB units only: a deleted file's ends are left, and the failure says they lie in parts of units" {
+	local b_first c_first c_last d_last chunk_first ends
+	btrfs_delete_between 200K units
+	((c_first % 16 && (c_last + 1) % 16)) || fail "c is aligned: $c_first-$c_last"
+	ends=$(((16 - c_first % 16) + (c_last + 1) % 16))
+
+	run -1 --separate-stderr "$FSTRIM_EXT" --journal -o $((chunk_first * 4096)) \
+		-l $(((d_last + 1 - chunk_first) * 4096)) "$MNT"
+	[[ $stderr =~ ^"fstrim-ext: $MNT: the device did not erase what FITRIM discarded: $ends free blocks still hold data after a second discard ("[0-9.]+" "[KMG]"iB read back), $ends of them in 64 KiB discard units that their free extent does not cover whole, which a device that erases whole units only keeps"$ ]] ||
+		fail "c's $ends blocks in parts of units ($c_first-$c_last) not told: $stderr"
+	# what it says is so: c's ends are on the device, its whole units erased
+	# (c holds about 5,200 lines, 200 KiB of them)
+	umount "$MNT"
+	run -0 count_on_image "$BATS_TEST_TMPDIR/disk.img" "Jane Q. Public"
+	((output > 0 && output < ends * 4096 / 38 + 2)) ||
+		fail "$output of c's lines on the device, for its $ends blocks left"
+}
+
+# btrfs's FITRIM begins at the first block group that starts at or after
+# --offset (btrfs_trim_fs() looks it up so, 6.1 to 6.18): a block group
+# that --offset lies inside is passed over whole. A deleted file there is
+# never discarded, on a device that would erase it, and the failure says
+# why; the same run from the chunk's start erases it.
+# bats test_tags=root
+@test "btrfs: --offset inside a block group: FITRIM passes over it, and a deleted file there is found unreachable" {
+	local b_first c_first c_last d_last chunk_first
+	btrfs_delete_between 200K erase
+
+	run -1 --separate-stderr "$FSTRIM_EXT" --journal -o $((b_first * 4096)) \
+		-l $(((d_last + 1 - b_first) * 4096)) "$MNT"
+	assert_equal "$stderr" "fstrim-ext: $MNT: 50 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 0 in free extents shorter than the discard granularity (64 KiB), 50 in the block group that --offset lies inside, which btrfs's FITRIM passes over"
+	run -0 count_on_image "$BATS_TEST_TMPDIR/disk.img" "Jane Q. Public"
+	((output > 5000)) || fail "$output of c's lines on the device, after a run that erased none"
+
+	run -0 --separate-stderr "$FSTRIM_EXT" --journal -o $((chunk_first * 4096)) \
+		-l $(((d_last + 1 - chunk_first) * 4096)) "$MNT"
+	assert_equal "$stderr" ""
+	run -0 count_on_image "$BATS_TEST_TMPDIR/disk.img" "Jane Q. Public"
+	assert_equal "$output" 0
 }
 
 # bats test_tags=root
 @test "btrfs: a deleted file in a free extent shorter than the discard granularity, which FITRIM skips, fails --journal" {
-	local b_first c_first c_last d_last
+	local b_first c_first c_last d_last chunk_first
 	btrfs_delete_between 40K erase
 	((c_last + 1 - c_first == 10)) || fail "c is not 10 blocks: $c_first-$c_last"
 
 	# btrfs raises FITRIM's minimum to 64 KiB and never discards c's 40 KiB,
 	# though the device would erase it
-	run -1 --separate-stderr "$FSTRIM_EXT" -v --journal -o $((b_first * 4096)) \
-		-l $(((d_last + 1 - b_first) * 4096)) "$MNT"
+	run -1 --separate-stderr "$FSTRIM_EXT" -v --journal -o $((chunk_first * 4096)) \
+		-l $(((d_last + 1 - chunk_first) * 4096)) "$MNT"
 	assert_equal "$stderr" "fstrim-ext: $MNT: 10 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 10 in free extents shorter than the discard granularity (64 KiB)"
 	assert_output --regexp "^$MNT: .* trimmed, transaction committed via BTRFS_IOC_SYNC, but 10 free blocks FITRIM cannot reach still hold data$"
 	# what the failure says is so: the deleted contents are on the device
