@@ -79,6 +79,8 @@ struct audit_free {
 					 * transaction not yet committed */
 	uint64_t passed_blocks; /* btrfs: in the block group FITRIM's start
 					 * lies inside, which it passes over */
+	uint64_t nodiscard_blocks; /* btrfs: on a device that cannot discard,
+					 * of several */
 	uint64_t short_below; /* of audit_free_unreachable(): FITRIM's
 					 * minimum in bytes, which extents of
 					 * @short_blocks are shorter than */

@@ -204,18 +204,27 @@ static struct audit_free_marks *note_unreachable(const struct run_opts *opts, in
 }
 
 /*
- * The end of the line of the free blocks FITRIM cannot reach, on btrfs
- * where --offset lies inside a block group: btrfs_trim_fs() begins at the
- * first block group that starts at or after it.
+ * The end of the line of the free blocks FITRIM cannot reach, on btrfs:
+ * where --offset lies inside a block group (btrfs_trim_fs() begins at the
+ * first block group that starts at or after it), and on a device of
+ * several that cannot discard, which FITRIM passes over.
  */
 static const char *passed_over(const struct audit_free *u, char *buf, size_t size)
 {
-	if (!u->passed_blocks)
-		return "";
-	snprintf(buf, size,
-		 ", %" PRIu64 " in the block group that --offset lies inside, "
-		 "which btrfs's FITRIM passes over",
-		 u->passed_blocks);
+	int n = 0;
+
+	buf[0] = '\0';
+	if (u->passed_blocks)
+		n = snprintf(buf, size,
+			     ", %" PRIu64
+			     " in the block group that --offset lies inside, "
+			     "which btrfs's FITRIM passes over",
+			     u->passed_blocks);
+	if (u->nodiscard_blocks && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n,
+			 ", %" PRIu64
+			 " on a device of the filesystem that cannot discard",
+			 u->nodiscard_blocks);
 	return buf;
 }
 
@@ -237,7 +246,7 @@ static void verify_trim(const struct run_opts *opts, const struct trim_target *t
 	int fd = target->fd;
 	struct audit_free *f = &res->trim_check, *u = &res->unreached_check;
 	struct audit_free_marks *marks = NULL;
-	char size[SIZE_HUMAN_MAX], below[SIZE_HUMAN_MAX], passed[128];
+	char size[SIZE_HUMAN_MAX], below[SIZE_HUMAN_MAX], passed[256];
 	bool trimmed = res->trim_done;
 	uint64_t more;
 	int rc, urc = 0;

@@ -261,6 +261,39 @@ btrfs_delete_between() {
 	((output > 0)) || fail "the run said data stays, and the device holds none of c"
 }
 
+# FITRIM passes over a device that cannot discard (btrfs_discard_extent()
+# skips its stripes, btrfs_trim_free_extents() its space in no chunk): of
+# RAID1 over two devices, one without discard, a deleted file's copy on
+# that one is never discarded. The failure says where it lies, not that a
+# device ignored a discard.
+# bats test_tags=root
+@test "btrfs: of two devices, one cannot discard: a deleted file's copy on it is found unreachable, and why" {
+	local img2="$BATS_TEST_TMPDIR/second.img" dev2 n
+	truncate -s 300M "$img2"
+	attach_loop "$img2"
+	dev2=$LOOPDEV
+	MOUNT_OPTS=nodiscard make_loop_fs btrfs 300 -d raid1 -m raid1 "$dev2"
+	disable_discard "$dev2"
+	yes "Name: Jane Q. Public SSN: 078-05-1120" | head -c 200K >"$MNT/c"
+	sync -f "$MNT"
+	rm "$MNT/c"
+	sync -f "$MNT"
+
+	run -1 --separate-stderr "$FSTRIM_EXT" --journal "$MNT"
+	[[ $stderr =~ ^"fstrim-ext: $MNT: "([0-9]+)" free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 0 in free extents shorter than the discard granularity ("[0-9.]+" "[KM]"iB), "([0-9]+)" on a device of the filesystem that cannot discard"$ ]] ||
+		fail "stderr: $stderr"
+	n=${BASH_REMATCH[1]}
+	assert_equal "${BASH_REMATCH[2]}" "$n"
+	((n >= 50)) || fail "$n blocks for a deleted file of 50"
+	# what it says is so: the copy on the device without discard holds c,
+	# the other none
+	umount "$MNT"
+	run -0 count_on_image "$img2" "Jane Q. Public"
+	((output > 5000)) || fail "$output of c's lines on $dev2"
+	run -0 count_on_image "$IMG" "Jane Q. Public"
+	assert_equal "$output" 0
+}
+
 # bats test_tags=root
 @test "btrfs: RAID0 data is not read, so the audit is incomplete (32), with how much it left" {
 	require_cmd jq
