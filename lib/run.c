@@ -209,7 +209,7 @@ static struct audit_free_marks *note_unreachable(const struct run_opts *opts, in
  * first block group that starts at or after it), and on a device of
  * several that cannot discard, which FITRIM passes over.
  */
-static const char *passed_over(const struct audit_free *u, char *buf, size_t size)
+static const char *btrfs_unreached(const struct audit_free *u, char *buf, size_t size)
 {
 	int n = 0;
 
@@ -246,7 +246,7 @@ static void verify_trim(const struct run_opts *opts, const struct trim_target *t
 	int fd = target->fd;
 	struct audit_free *f = &res->trim_check, *u = &res->unreached_check;
 	struct audit_free_marks *marks = NULL;
-	char size[SIZE_HUMAN_MAX], below[SIZE_HUMAN_MAX], passed[256];
+	char size[SIZE_HUMAN_MAX], below[SIZE_HUMAN_MAX], btrfs_why[256];
 	bool trimmed = res->trim_done;
 	uint64_t more;
 	int rc, urc = 0;
@@ -319,7 +319,7 @@ static void verify_trim(const struct run_opts *opts, const struct trim_target *t
 		    path, u->nonzero_blocks, u->held_blocks, u->short_blocks,
 		    u->short_below_gran ? "the discard granularity" : "FITRIM's minimum",
 		    size_to_human(u->short_below, below, sizeof(below)),
-		    passed_over(u, passed, sizeof(passed)));
+		    btrfs_unreached(u, btrfs_why, sizeof(btrfs_why)));
 	}
 	if (report_unsteady(res))
 		say(opts,
