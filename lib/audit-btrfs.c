@@ -36,7 +36,7 @@ struct bt_mark {
 struct audit_btrfs_marks {
 	struct bt_mark *v;
 	size_t count, alloc;
-	bool unreached; /* marks of BT_SHORT, with FITRIM's minimum and start: */
+	bool unreached; /* marks of BT_SHORT, then FITRIM's minimum and start */
 	uint64_t minlen, lo;
 };
 
