@@ -165,6 +165,7 @@ struct block_list {
 };
 
 struct audit_btrfs_marks;
+struct audit_backend;
 
 /* Free blocks that read back with data after FITRIM, and what they held. */
 struct audit_free_marks {
@@ -175,6 +176,7 @@ struct audit_free_marks {
 					 * where its first unit begins (bytes) */
 	struct block_list blocks;
 	struct audit_btrfs_marks *btrfs; /* on btrfs, instead of the above */
+	const struct audit_backend *backend; /* that made them */
 };
 
 int blocks_add(struct block_list *l, blk64_t blk, const unsigned char *data, size_t len);
@@ -190,60 +192,43 @@ errcode_t audit_inode_blocks(ext2_filsys fs, ext2_ino_t ino,
 			     void *priv);
 
 /*
- * The audit of the btrfs filesystem open at @fd: its free space read back
- * (@out->free, @out->btrfs_space, @out->data). Returns 0, or -errno when
- * nothing could be done.
+ * A filesystem type's part of the audit (lib/audit-ext4.c,
+ * lib/audit-btrfs.c), which lib/audit-fs.c chooses by the filesystem's
+ * magic, once for each call:
+ * - @audit: audit_fs() past the kernel (and, unless @own_devices, the
+ *   device @out->data names);
+ * - @readback, @unreachable and @recheck: its parts of
+ *   audit_free_readback(), audit_free_unreachable() and
+ *   audit_free_recheck(); the marks the first two make name the backend
+ *   that reads them again.
  */
-int audit_btrfs(int fd, struct audit_result *out, const struct audit_progress *progress);
-
-struct audit_btrfs_marks;
-
-/*
- * btrfs's part of audit_free_readback(): read back all of the free space
- * FITRIM over @start, @len with @minlen discards (space of chunks in the
- * range, in free extents at least @minlen long, or the smallest discard
- * granularity of the devices when that is larger, each in full; and
- * device space in no chunk). *@marks names the sectors that held data,
- * or is NULL. The read is told to @progress (NULL for none).
- * Returns 0 or -errno.
- */
-int audit_btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			 struct audit_free *out, struct audit_btrfs_marks **marks,
-			 const struct audit_progress *progress);
-
-/*
- * btrfs's part of audit_free_unreachable(): the free space FITRIM over
- * @start, @len with @minlen skips (space of chunks in the range, in free
- * extents shorter than its minimum, as audit_btrfs_readback() raises
- * it), read as it reads; *@marks names the sectors that held data, or is
- * NULL.
- */
-int audit_btrfs_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			    struct audit_free *out, struct audit_btrfs_marks **marks,
-			    const struct audit_progress *progress);
-
-/*
- * btrfs's part of audit_free_recheck(): those still free with the same
- * data; for marks of audit_btrfs_unreachable(), @out->short_blocks
- * those of them still in too short a free extent.
- */
-int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *marks, struct audit_free *out);
-
-void audit_btrfs_marks_free(struct audit_btrfs_marks *marks);
-
-/*
- * The ext4 backend (lib/audit-ext4.c): audit_fs() past the kernel and the
- * device, and ext4's parts of audit_free_readback(), audit_free_unreachable()
- * and audit_free_recheck().
- */
-int audit_ext4(int fd, struct audit_result *out, const struct audit_progress *progress);
-int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+struct audit_backend {
+	unsigned long magic; /* statfs's f_type */
+	bool own_devices; /* several devices, which @audit describes itself */
+	int (*audit)(int fd, struct audit_result *out,
+		     const struct audit_progress *progress);
+	int (*readback)(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 			struct audit_free *out, struct audit_free_marks **marks,
 			const struct audit_progress *progress);
-int audit_ext4_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+	int (*unreachable)(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 			   struct audit_free *out, struct audit_free_marks **marks,
 			   const struct audit_progress *progress);
-int audit_ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free *out);
+	int (*recheck)(int fd, struct audit_free_marks *marks, struct audit_free *out);
+};
+
+/*
+ * ext4 (and ext2, ext3): its journal, its directories and its free space
+ * (block bitmap, GETFSMAP). btrfs: its free space on each of its devices
+ * (the readback: all that FITRIM discards, space of chunks in the range
+ * in free extents at least its minimum long, or the smallest discard
+ * granularity of the devices when that is larger, and device space in no
+ * chunk; the unreachable: what it skips, in shorter free extents).
+ */
+extern const struct audit_backend audit_ext4_backend;
+extern const struct audit_backend audit_btrfs_backend;
+
+/* The sectors btrfs's readback found holding data (lib/audit-btrfs.c). */
+void audit_btrfs_marks_free(struct audit_btrfs_marks *marks);
 
 /*
  * Read every directory of @fs for names of removed entries (lib/audit-dirents.c),

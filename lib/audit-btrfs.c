@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <ext2fs/ext2fs.h>
+#include <linux/magic.h>
 
 #include "audit.h"
 #include "audit-btrfs-space.h"
@@ -114,7 +115,8 @@ static int read_free(struct bt_fs *bt, struct audit_free *f,
 
 /* ---- the whole -------------------------------------------------------- */
 
-int audit_btrfs(int fd, struct audit_result *out, const struct audit_progress *progress)
+static int audit_btrfs(int fd, struct audit_result *out,
+		       const struct audit_progress *progress)
 {
 	struct bt_fs bt = { .fd = fd, .out = &out->btrfs_space };
 	int rc = bt_load(&bt, &out->data);
@@ -130,11 +132,12 @@ int audit_btrfs(int fd, struct audit_result *out, const struct audit_progress *p
 
 /*
  * Read the free space of @view for FITRIM over @start, @len with @minlen,
- * told to @progress as @what; *@marks the sectors that held data, or NULL.
+ * told to @progress as @what; with @marks, *@marks the sectors that held
+ * data, or NULL.
  */
 static int read_view(int fd, enum bt_view view, uint64_t start, uint64_t len,
 		     uint64_t minlen, const char *what, struct audit_free *out,
-		     struct audit_btrfs_marks **marks,
+		     struct audit_free_marks **marks,
 		     const struct audit_progress *progress)
 {
 	struct audit_btrfs space = { 0 };
@@ -148,7 +151,8 @@ static int read_view(int fd, enum bt_view view, uint64_t start, uint64_t len,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	*marks = NULL;
+	if (marks)
+		*marks = NULL;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -164,25 +168,44 @@ static int read_view(int fd, enum bt_view view, uint64_t start, uint64_t len,
 		out->short_below_gran = bt.minlen == bt.gran;
 	}
 	bt_free(&bt);
-	if (rc || !m->count) {
+	if (rc || !m->count || !marks) {
 		audit_btrfs_marks_free(m);
 		return rc;
 	}
-	*marks = m;
+	*marks = calloc(1, sizeof(**marks));
+	if (!*marks) {
+		audit_btrfs_marks_free(m);
+		return -ENOMEM;
+	}
+	(*marks)->backend = &audit_btrfs_backend;
+	(*marks)->btrfs = m;
 	return 0;
 }
 
-int audit_btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			 struct audit_free *out, struct audit_btrfs_marks **marks,
-			 const struct audit_progress *progress)
+/*
+ * btrfs's part of audit_free_readback(): all of the free space FITRIM
+ * over @start, @len with @minlen discards (space of chunks in the range
+ * past the block group @start lies inside, in free extents at least
+ * @minlen long, or the smallest discard granularity of the devices when
+ * that is larger, each in full; and device space in no chunk).
+ */
+static int btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			  struct audit_free *out, struct audit_free_marks **marks,
+			  const struct audit_progress *progress)
 {
 	return read_view(fd, BT_TRIMMED, start, len, minlen,
 			 "reading back the free space", out, marks, progress);
 }
 
-int audit_btrfs_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			    struct audit_free *out, struct audit_btrfs_marks **marks,
-			    const struct audit_progress *progress)
+/*
+ * btrfs's part of audit_free_unreachable(): the free space FITRIM over
+ * @start, @len with @minlen skips (in free extents shorter than its
+ * minimum, as btrfs_readback() raises it; in the block group @start lies
+ * inside; on a device that cannot discard), read as btrfs_readback() reads.
+ */
+static int btrfs_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			     struct audit_free *out, struct audit_free_marks **marks,
+			     const struct audit_progress *progress)
 {
 	return read_view(fd, BT_SHORT, start, len, minlen,
 			 "reading the free space FITRIM cannot reach", out, marks,
@@ -207,8 +230,13 @@ static void count_part_unit(const struct bt_device *d, uint32_t sectorsize, uint
 	out->part_unit_blocks++;
 }
 
-int audit_btrfs_recheck(int fd, struct audit_btrfs_marks *m, struct audit_free *out)
+/*
+ * btrfs's part of audit_free_recheck(): the sectors still free with the
+ * same data; for marks of btrfs_unreachable(), why FITRIM left them.
+ */
+static int btrfs_recheck(int fd, struct audit_free_marks *marks, struct audit_free *out)
 {
+	struct audit_btrfs_marks *m = marks->btrfs;
 	struct audit_btrfs space = { 0 };
 	struct bt_fs bt = { .fd = fd, .out = &space };
 	unsigned char *buf = NULL;
@@ -285,3 +313,12 @@ void audit_btrfs_marks_free(struct audit_btrfs_marks *m)
 	free(m->v);
 	free(m);
 }
+
+const struct audit_backend audit_btrfs_backend = {
+	.magic = BTRFS_SUPER_MAGIC,
+	.own_devices = true,
+	.audit = audit_btrfs,
+	.readback = btrfs_readback,
+	.unreachable = btrfs_unreachable,
+	.recheck = btrfs_recheck,
+};

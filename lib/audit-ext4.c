@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <ext2fs/ext2fs.h>
+#include <linux/magic.h>
 
 #include "audit.h"
 #include "audit-alloc.h"
@@ -181,7 +182,8 @@ static void audit_free_space(struct audit_result *out, unsigned int blocksize)
  * The ext4 part of audit_fs(), after the kernel and the device: the
  * journal, the directories and the free space.
  */
-int audit_ext4(int fd, struct audit_result *out, const struct audit_progress *progress)
+static int audit_ext4(int fd, struct audit_result *out,
+		      const struct audit_progress *progress)
 {
 	ext2_filsys fs = NULL;
 	int rc, bitmap_rc;
@@ -316,6 +318,7 @@ static int free_reader_close(struct free_reader *r, int rc, struct audit_free *o
 	if (!rc && r->found.count && marks) {
 		*marks = calloc(1, sizeof(**marks));
 		if (*marks) {
+			(*marks)->backend = &audit_ext4_backend;
 			(*marks)->devpath = r->dev.path;
 			(*marks)->bsize = r->fs->blocksize;
 			(*marks)->unit = r->dev.discard_granularity;
@@ -342,9 +345,9 @@ static int read_marking(struct free_reader *r, blk64_t z, blk64_t hi)
 }
 
 /* ext4's part of audit_free_readback(). */
-int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			struct audit_free *out, struct audit_free_marks **marks,
-			const struct audit_progress *progress)
+static int ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			 struct audit_free *out, struct audit_free_marks **marks,
+			 const struct audit_progress *progress)
 {
 	struct audit_alloc w = { 0 };
 	struct free_reader r;
@@ -384,9 +387,10 @@ int audit_ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	return free_reader_close(&r, rc, out, marks);
 }
 
-int audit_ext4_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			   struct audit_free *out, struct audit_free_marks **marks,
-			   const struct audit_progress *progress)
+/* ext4's part of audit_free_unreachable(). */
+static int ext4_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+			    struct audit_free *out, struct audit_free_marks **marks,
+			    const struct audit_progress *progress)
 {
 	struct audit_alloc w = { 0 };
 	blk64_t a = 0, b = 0, pos, end;
@@ -472,7 +476,7 @@ static int keep_still_free(int fd, ext2_filsys fs, const struct audit_free_marks
 }
 
 /* ext4's part of audit_free_recheck(). */
-int audit_ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free *out)
+static int ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_free *out)
 {
 	struct block_list *l = &marks->blocks, unsteady = { 0 };
 	size_t span = marks->bsize > DIRECT_ALIGN ? marks->bsize : DIRECT_ALIGN;
@@ -543,3 +547,11 @@ out:
 		ext2fs_close_free(&fs);
 	return rc;
 }
+
+const struct audit_backend audit_ext4_backend = {
+	.magic = EXT4_SUPER_MAGIC,
+	.audit = audit_ext4,
+	.readback = ext4_readback,
+	.unreachable = ext4_unreachable,
+	.recheck = ext4_recheck,
+};

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The audit of one filesystem, by its type: the kernel's answers, then
- * the ext4 backend (lib/audit-ext4.c) or the btrfs one (lib/audit-btrfs.c);
- * and the read back of free space after FITRIM, on either.
+ * the backend of its type (lib/audit-ext4.c, lib/audit-btrfs.c), which
+ * also reads free space back after FITRIM.
  */
 #include <errno.h>
 #include <limits.h>
@@ -65,24 +65,49 @@ static void audit_kernel(int fd, bool ext4, struct audit_kernel *k)
 
 /* ---- the whole ---------------------------------------------------------- */
 
-int audit_fs(int fd, struct audit_result *out, const struct audit_progress *progress)
+static const struct audit_backend *const backends[] = {
+	&audit_ext4_backend,
+	&audit_btrfs_backend,
+};
+
+/*
+ * Set *@b to the backend of the filesystem open at @fd, NULL for a type
+ * without one. Returns 0 or -errno.
+ */
+static int backend_of(int fd, const struct audit_backend **b)
 {
 	struct statfs sfs;
+	size_t i;
+
+	*b = NULL;
+	if (fstatfs(fd, &sfs) != 0)
+		return -errno;
+	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if ((unsigned long)sfs.f_type == backends[i]->magic)
+			*b = backends[i];
+	return 0;
+}
+
+int audit_fs(int fd, struct audit_result *out, const struct audit_progress *progress)
+{
+	const struct audit_backend *b;
 	struct stat st;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (fstat(fd, &st) != 0 || fstatfs(fd, &sfs) != 0)
+	if (fstat(fd, &st) != 0)
 		return -errno;
-	out->ext4 = sfs.f_type == EXT4_SUPER_MAGIC;
-	out->btrfs = sfs.f_type == BTRFS_SUPER_MAGIC;
+	rc = backend_of(fd, &b);
+	if (rc)
+		return rc;
+	out->ext4 = b == &audit_ext4_backend;
+	out->btrfs = b == &audit_btrfs_backend;
 	audit_kernel(fd, out->ext4, &out->kernel);
-	if (out->btrfs)
-		return audit_btrfs(fd, out, progress);
-	if (major(st.st_dev))
+	if ((!b || !b->own_devices) && major(st.st_dev))
 		audit_describe_device(st.st_dev, &out->data);
-	if (!out->ext4)
+	if (!b)
 		return 1;
-	return audit_ext4(fd, out, progress);
+	return b->audit(fd, out, progress);
 }
 
 void audit_free_marks_free(struct audit_free_marks *marks)
@@ -95,63 +120,38 @@ void audit_free_marks_free(struct audit_free_marks *marks)
 	free(marks);
 }
 
-/* On btrfs: @bm, what audit_btrfs_readback() or _unreachable() marked, as marks. */
-static int btrfs_marks(int rc, struct audit_btrfs_marks *bm,
-		       struct audit_free_marks **marks)
-{
-	if (rc || !bm || !marks) {
-		audit_btrfs_marks_free(bm);
-		return rc;
-	}
-	*marks = calloc(1, sizeof(**marks));
-	if (!*marks) {
-		audit_btrfs_marks_free(bm);
-		return -ENOMEM;
-	}
-	(*marks)->btrfs = bm;
-	return 0;
-}
-
-static bool is_btrfs(int fd)
-{
-	struct statfs sfs;
-
-	return fstatfs(fd, &sfs) == 0 && sfs.f_type == BTRFS_SUPER_MAGIC;
-}
-
 int audit_free_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 			struct audit_free *out, struct audit_free_marks **marks,
 			const struct audit_progress *progress)
 {
-	struct audit_btrfs_marks *bm = NULL;
+	const struct audit_backend *b;
 	int rc;
 
 	if (marks)
 		*marks = NULL;
-	if (!is_btrfs(fd))
-		return audit_ext4_readback(fd, start, len, minlen, out, marks, progress);
-	rc = audit_btrfs_readback(fd, start, len, minlen, out, &bm, progress);
-	return btrfs_marks(rc, bm, marks);
+	rc = backend_of(fd, &b);
+	if (rc)
+		return rc;
+	return b ? b->readback(fd, start, len, minlen, out, marks, progress) :
+		   -EOPNOTSUPP;
 }
 
 int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 			   struct audit_free *out, struct audit_free_marks **marks,
 			   const struct audit_progress *progress)
 {
-	struct audit_btrfs_marks *bm = NULL;
+	const struct audit_backend *b;
 	int rc;
 
 	*marks = NULL;
-	if (!is_btrfs(fd))
-		return audit_ext4_unreachable(fd, start, len, minlen, out, marks,
-					      progress);
-	rc = audit_btrfs_unreachable(fd, start, len, minlen, out, &bm, progress);
-	return btrfs_marks(rc, bm, marks);
+	rc = backend_of(fd, &b);
+	if (rc)
+		return rc;
+	return b ? b->unreachable(fd, start, len, minlen, out, marks, progress) :
+		   -EOPNOTSUPP;
 }
 
 int audit_free_recheck(int fd, struct audit_free_marks *marks, struct audit_free *out)
 {
-	if (marks->btrfs)
-		return audit_btrfs_recheck(fd, marks->btrfs, out);
-	return audit_ext4_recheck(fd, marks, out);
+	return marks->backend->recheck(fd, marks, out);
 }
