@@ -49,6 +49,17 @@ assert_victim_untouched() {
 		fail "the other filesystem was discarded: $(markers_on_device "$B_DEV" victim) of $B_MARKERS markers left"
 }
 
+# Let the paused command go on after the swap: it must refuse $T/a, with
+# status $1 and the line that says why, and leave the victim alone.
+release_and_assert_refused() {
+	tool_release
+	tool_wait
+	[[ $status -eq $1 ]] || fail "status $status, stderr: $stderr"
+	[[ $stderr == *"$T/a: the mount changed after it was chosen; not trimmed"* ]] ||
+		fail "stderr: $stderr"
+	assert_victim_untouched
+}
+
 # bats test_tags=root
 @test "-I: a symlink planted at the chosen mountpoint is not followed" {
 	two_filesystems
@@ -92,12 +103,7 @@ assert_victim_untouched() {
 	tool_start_paused 1 -v --journal -I "$T/table"
 	tool_wait_paused
 	track_mount --bind "$T/b" "$T/a"
-	tool_release
-	tool_wait
-	[[ $status -eq 32 ]] || fail "status $status, stderr: $stderr"
-	[[ $stderr == *"$T/a: the mount changed after it was chosen; not trimmed"* ]] ||
-		fail "stderr: $stderr"
-	assert_victim_untouched
+	release_and_assert_refused 32
 }
 
 # bats test_tags=root
@@ -108,12 +114,7 @@ assert_victim_untouched() {
 	tool_wait_paused
 	umount "$T/a"
 	track_mount "$B_DEV" "$T/a"
-	tool_release
-	tool_wait
-	[[ $status -eq 32 ]] || fail "status $status, stderr: $stderr"
-	[[ $stderr == *"$T/a: the mount changed after it was chosen; not trimmed"* ]] ||
-		fail "stderr: $stderr"
-	assert_victim_untouched
+	release_and_assert_refused 32
 }
 
 # bats test_tags=root
@@ -122,12 +123,7 @@ assert_victim_untouched() {
 	tool_start_paused 1 -v --journal "$T/a"
 	tool_wait_paused
 	track_mount --bind "$T/b" "$T/a"
-	tool_release
-	tool_wait
-	[[ $status -eq 1 ]] || fail "status $status, stderr: $stderr"
-	[[ $stderr == *"$T/a: the mount changed after it was chosen; not trimmed"* ]] ||
-		fail "stderr: $stderr"
-	assert_victim_untouched
+	release_and_assert_refused 1
 }
 
 # bats test_tags=root
