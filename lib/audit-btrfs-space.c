@@ -341,24 +341,14 @@ const struct bt_range *bt_free_range(const struct bt_fs *bt, size_t dev, uint64_
 /* ---- the whole -------------------------------------------------------- */
 
 /* Whether some device of @bt can discard; whether all can. */
-static bool any_discard(const struct bt_fs *bt)
+/* How many of the devices of @bt discard. */
+static size_t discarding(const struct bt_fs *bt)
 {
-	size_t i;
+	size_t i, n = 0;
 
 	for (i = 0; i < bt->ndev; i++)
-		if (bt->dev[i].discard)
-			return true;
-	return false;
-}
-
-static bool all_discard(const struct bt_fs *bt)
-{
-	size_t i;
-
-	for (i = 0; i < bt->ndev; i++)
-		if (!bt->dev[i].discard)
-			return false;
-	return true;
+		n += bt->dev[i].discard;
+	return n;
 }
 
 static int devices(struct bt_fs *bt, struct audit_device *data)
@@ -418,7 +408,7 @@ static int devices(struct bt_fs *bt, struct audit_device *data)
 	 * None can: FITRIM is not supported at all, and the run reads the
 	 * free space it would discard as untrimmed (lib/run.c)
 	 */
-	if (!any_discard(bt))
+	if (!discarding(bt))
 		for (id = 0; id < bt->ndev; id++)
 			bt->dev[id].discard = true;
 	bt->out->devices = (unsigned int)bt->ndev;
@@ -468,7 +458,7 @@ int bt_load(struct bt_fs *bt, struct audit_device *data)
 	 * to walk for
 	 */
 	if (!rc && bt->view == BT_SHORT && bt->minlen <= bt->sectorsize && !bt->lo &&
-	    all_discard(bt))
+	    discarding(bt) == bt->ndev)
 		return 0;
 	/* the chunk tree's chunks come in logical order, as the walk needs */
 	if (!rc)

@@ -539,9 +539,9 @@ static int ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_fre
 	out->discard_unit = marks->unit;
 	if (marks->gran && l->count)
 		audit_alloc_classify(fd, fs, marks->gran, l, out);
-	else if (l->count && marks->unit > marks->bsize &&
-		 audit_alloc_part_units(fd, fs, marks, l, &out->part_unit_blocks))
-		out->part_unit_blocks = 0; /* a hint only: not a failed read */
+	else if (l->count && marks->unit > marks->bsize)
+		/* a hint only: a failure leaves it 0, not a failed read */
+		audit_alloc_part_units(fd, fs, marks, l, &out->part_unit_blocks);
 out:
 	if (fs)
 		ext2fs_close_free(&fs);
