@@ -718,3 +718,53 @@ unerased_journal() {
 		fail "c's last blocks ($tail-$c_last) do not hold its contents"
 	assert_equal "$(c_blocks "$head" $((tail - head)) | tr -d '\0' | wc -c)" 0
 }
+
+# The same on a partition that begins 56 KiB past a unit boundary: the
+# device's units are the disk's, so a unit boundary lies 8 KiB into the
+# partition (its discard_alignment), and the blocks left are counted in
+# the units of the disk, not of the partition. The offset is chosen so
+# that, where ext4 puts c, counting in the partition's units would find
+# fewer of them (checked).
+@test "a partition 56 KiB past a 64 KiB unit boundary: the blocks in parts of units are counted in the disk's units" {
+	# shellcheck disable=SC2034 # set by delete_between, and not needed
+	local b_first b_last c_first c_last d_first d_last ends head tail part b u wrong=0
+	# the partition's first block is block 270 of the disk: 14 past a unit's start
+	local at=270
+	require_cmd filefrag addpart
+	DISK_PARTSCAN=1 attach_discard_ignoring_disk 256 65536 units
+	addpart "$LOOPDEV" 1 $((at * 8)) $(((65536 - at - 16) * 8)) || fail "addpart failed"
+	part=${LOOPDEV}p1
+	[[ -b $part ]] || fail "$part did not appear"
+	assert_equal "$(<"/sys/class/block/${part#/dev/}/discard_alignment")" $(((16 - at % 16) * 4096))
+	mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 \
+		"$part" >/dev/null
+	track_mount -o noatime,noinit_itable "$part" "$MNT"
+	delete_between 200K
+	# c's whole units on the disk: [head, tail); its ends outside them stay
+	head=$((((c_first + at + 15) / 16) * 16))
+	tail=$(((c_last + at + 1) / 16 * 16))
+	ends=$((head - c_first - at + c_last + at + 1 - tail))
+	(((c_first + at) % 16 && (c_last + at + 1) % 16)) ||
+		fail "an end of c is aligned on the disk: $c_first-$c_last"
+	# of those, how many lie in parts of the partition's own units
+	for ((b = c_first; b <= c_last; b++)); do
+		((b + at < head || b + at >= tail)) || continue
+		u=$((b / 16 * 16))
+		((u >= c_first && u + 16 <= c_last + 1)) || wrong=$((wrong + 1))
+	done
+	((wrong != ends)) ||
+		fail "c's ends count the same in the partition's units: $c_first-$c_last"
+
+	run -1 --separate-stderr "$FSTRIM_EXT" --journal "$MNT"
+	grep -Eqx "fstrim-ext: $MNT: the device did not erase what FITRIM discarded: $ends free blocks still hold data after a second discard \([0-9.]+ [KMG]iB read back\), $ends of them in 64 KiB discard units that their free extent does not cover whole, which a device that erases whole units only keeps" <<<"$stderr" ||
+		fail "c's $ends blocks in parts of units ($c_first-$c_last, disk +$at) not told: $stderr"
+	# what it says is so, on the disk: c's ends hold its contents, the whole units between are erased
+	disk_blocks() {
+		dd if="$BATS_TEST_TMPDIR/disk.img" bs=4096 skip="$1" count="$2" status=none
+	}
+	(($(disk_blocks $((c_first + at)) $((head - c_first - at)) | grep -ac "Jane Q. Public") > 0)) ||
+		fail "c's first blocks do not hold its contents"
+	(($(disk_blocks "$tail" $((c_last + at + 1 - tail)) | grep -ac "Jane Q. Public") > 0)) ||
+		fail "c's last blocks do not hold its contents"
+	assert_equal "$(disk_blocks "$head" $((tail - head)) | tr -d '\0' | wc -c)" 0
+}

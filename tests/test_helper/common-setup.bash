@@ -201,6 +201,7 @@ make_loop_fs() {
 # MODE "erase" makes the discard erase after all, for a test of what the
 # filesystem never sends to the device; "units" erases only the whole
 # granules a discard covers, as a device that erases whole units only.
+# With DISK_PARTSCAN=1 the loop device takes partitions (losetup -P).
 attach_discard_ignoring_disk() {
 	local helper="${top_builddir:-$top_srcdir}/tests/helpers/discard-ignored"
 	local disk="$BATS_TEST_TMPDIR/disk.img" fuse="$BATS_TEST_TMPDIR/fuse"
@@ -212,7 +213,8 @@ attach_discard_ignoring_disk() {
 		"$helper" "$disk" "$fuse" 3>&- ||
 		fail "the FUSE disk did not mount"
 	[[ -e $fuse/disk ]] || fail "the FUSE disk did not appear"
-	LOOPDEV=$(losetup --find --show "$fuse/disk") || fail "losetup failed"
+	LOOPDEV=$(losetup --find --show ${DISK_PARTSCAN:+--partscan} "$fuse/disk") ||
+		fail "losetup failed"
 	LOOPDEVS+=("$LOOPDEV")
 	[[ $(<"/sys/block/${LOOPDEV#/dev/}/queue/discard_granularity") == "${2:-512}" ]] ||
 		fail "$LOOPDEV: discard granularity is not ${2:-512}"
