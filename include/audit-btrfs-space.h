@@ -53,6 +53,7 @@ struct bt_chunk {
 struct bt_range {
 	size_t dev; /* index into bt_fs.dev */
 	uint64_t start, len;
+	bool unallocated; /* in no chunk */
 };
 
 struct bt_fs {

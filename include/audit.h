@@ -93,6 +93,11 @@ struct audit_free {
 					 * (audit_free_recheck()) */
 	uint32_t discard_unit; /* that granularity, in bytes; 0 when devices
 					 * of several have such blocks (btrfs) */
+	uint64_t once_blocks; /* btrfs: of @nonzero_blocks, in device space
+					 * no chunk holds, which btrfs's FITRIM
+					 * discards once: it passes over space
+					 * it discarded until a chunk is
+					 * allocated there (CHUNK_TRIMMED) */
 	uint64_t unsteady_blocks; /* discarded, read back after the second
 					 * discard with other data than before,
 					 * and other again at a read right

@@ -303,8 +303,10 @@ static int unallocated(struct bt_fs *bt)
 			rc = add_free(bt, i, bt->pos, bt->dev[i].total);
 		if (rc)
 			return rc;
-		for (k = before; k < bt->nfree; k++)
+		for (k = before; k < bt->nfree; k++) {
+			bt->free[k].unallocated = true;
 			bt->out->unallocated_bytes += bt->free[k].len;
+		}
 	}
 	return 0;
 }

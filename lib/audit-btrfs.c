@@ -246,7 +246,7 @@ static int btrfs_recheck(int fd, struct audit_free_marks *marks, struct audit_fr
 	out->unsteady_blocks = 0;
 	out->short_blocks = out->held_blocks = out->passed_blocks = 0;
 	out->nodiscard_blocks = 0;
-	out->part_unit_blocks = 0;
+	out->part_unit_blocks = out->once_blocks = 0;
 	out->discard_unit = 0;
 	rc = bt_load(&bt, NULL);
 	for (i = 0; i < m->count && !rc; i++) {
@@ -288,6 +288,8 @@ static int btrfs_recheck(int fd, struct audit_free_marks *marks, struct audit_fr
 			else if (!m->unreached)
 				count_part_unit(&bt.dev[k->dev], bt.sectorsize, at, r,
 						out);
+			if (!m->unreached && r->unallocated)
+				out->once_blocks++;
 		} else if (rc == AUDIT_REREAD_UNSTEADY && !m->unreached) {
 			out->unsteady_blocks++;
 		}

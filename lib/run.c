@@ -229,6 +229,38 @@ static const char *btrfs_unreached(const struct audit_free *u, char *buf, size_t
 }
 
 /*
+ * The end of the line of the discarded blocks that still hold data: how
+ * many lie in parts of discard units, which a device that erases whole
+ * units only keeps; on btrfs, how many lie in space no chunk holds,
+ * which its FITRIM discarded once, not again at the second discard.
+ */
+static const char *discarded_left(const struct audit_free *f, char *buf, size_t size)
+{
+	char unit[SIZE_HUMAN_MAX];
+	int n = 0;
+
+	buf[0] = '\0';
+	if (f->part_unit_blocks)
+		/* no size where devices of several sizes have such blocks (btrfs) */
+		n = snprintf(buf, size,
+			     ", %" PRIu64 " of them in %s%sdiscard units that their free "
+			     "extent does not cover whole, which a device that erases "
+			     "whole units only keeps",
+			     f->part_unit_blocks,
+			     f->discard_unit ?
+				     size_to_human(f->discard_unit, unit, sizeof(unit)) :
+				     "",
+			     f->discard_unit ? " " : "");
+	if (f->once_blocks && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n,
+			 ", %" PRIu64 " of them in space that no chunk holds, which "
+			 "btrfs's FITRIM discards once (it passes over space it has "
+			 "discarded until a chunk is allocated there)",
+			 f->once_blocks);
+	return buf;
+}
+
+/*
  * The same for free space: all that FITRIM discarded is read back, so
  * that a device that ignores discard is reported, not trusted;
  * and the blocks @unreached (note_unreachable()) that held data before
@@ -246,7 +278,7 @@ static void verify_trim(const struct run_opts *opts, const struct trim_target *t
 	int fd = target->fd;
 	struct audit_free *f = &res->trim_check, *u = &res->unreached_check;
 	struct audit_free_marks *marks = NULL;
-	char size[SIZE_HUMAN_MAX], below[SIZE_HUMAN_MAX], btrfs_why[256];
+	char size[SIZE_HUMAN_MAX], below[SIZE_HUMAN_MAX], btrfs_why[256], left_why[512];
 	bool trimmed = res->trim_done;
 	uint64_t more;
 	int rc, urc = 0;
@@ -280,27 +312,15 @@ static void verify_trim(const struct run_opts *opts, const struct trim_target *t
 		    "supported): %" PRIu64 " free blocks hold data (%s read back)",
 		    path, f->nonzero_blocks,
 		    size_to_human(f->read_bytes, size, sizeof(size)));
-	} else if (f->nonzero_blocks && f->part_unit_blocks) {
-		/* no size where devices of several sizes have such blocks (btrfs) */
-		const char *unit = f->discard_unit ? size_to_human(f->discard_unit, below,
-								   sizeof(below)) :
-						     NULL;
-
-		say(opts,
-		    "%s: the device did not erase what FITRIM discarded: %" PRIu64
-		    " free blocks still hold data after a second discard (%s read back), "
-		    "%" PRIu64
-		    " of them in %s%sdiscard units that their free extent does "
-		    "not cover whole, which a device that erases whole units only keeps",
-		    path, f->nonzero_blocks,
-		    size_to_human(f->read_bytes, size, sizeof(size)), f->part_unit_blocks,
-		    unit ? unit : "", unit ? " " : "");
 	} else if (f->nonzero_blocks) {
 		say(opts,
 		    "%s: the device did not erase what FITRIM discarded: %" PRIu64
-		    " free blocks still hold data after a second discard (%s read back)",
+		    " free blocks still hold data after %s (%s read back)%s",
 		    path, f->nonzero_blocks,
-		    size_to_human(f->read_bytes, size, sizeof(size)));
+		    f->once_blocks == f->nonzero_blocks ? "its discard" :
+							  "a second discard",
+		    size_to_human(f->read_bytes, size, sizeof(size)),
+		    discarded_left(f, left_why, sizeof(left_why)));
 	}
 	if (urc) {
 		u->read = false;
