@@ -7,23 +7,14 @@
 #include "journal.h"
 
 /*
- * The journal step by filesystem type. ext4 has its journal erase
- * (lib/journal). btrfs has no journal to erase: what it keeps of a
- * deletion are the copies of metadata blocks that copy-on-write left
- * behind and the log tree, all freed by a transaction commit and then
- * discarded by FITRIM; its step is that commit. xfs keeps the names of
- * deleted files in its directory blocks and in its log, and nothing
- * erases them from userspace.
+ * The journal step by filesystem type. ext4 (and ext2, ext3) has its
+ * journal erase (lib/journal). btrfs has no journal to erase: what it
+ * keeps of a deletion are the copies of metadata blocks that copy-on-write
+ * left behind and the log tree, all freed by a transaction commit and
+ * then discarded by FITRIM; its step is that commit. xfs keeps the names
+ * of deleted files in its directory blocks and in its log, and nothing
+ * erases them from userspace: its step is unsupported, and said why.
  */
-enum fslog_type {
-	FSLOG_EXT4 = 0, /* ext2, ext3 and ext4: the journal checkpoint */
-	FSLOG_BTRFS, /* commit the transaction, BTRFS_IOC_SYNC */
-	FSLOG_XFS, /* nothing can be done; said why */
-	FSLOG_OTHER,
-};
-
-/* The type of the filesystem open at @fd, or FSLOG_OTHER when fstatfs fails. */
-enum fslog_type fslog_type(int fd);
 
 /*
  * The journal step for the filesystem open at @fd: the ext4 journal

@@ -26,7 +26,7 @@ struct fs_result {
 	uint64_t trim_pos; /* then: every byte before it was trimmed */
 	uint64_t trim_end; /* then: the end of the range asked for */
 	bool log_step_done; /* the journal step ran (or would, dry run): ext4's
-			     * journal erase, btrfs's commit (enum fslog_type) */
+			     * journal erase, btrfs's commit (lib/fslog) */
 	enum journal_erase erase;
 	struct journal_result journal;
 	int retrim_rc; /* the FITRIM after the checkpoint: 0, 1 unsupported, -errno */

@@ -13,23 +13,11 @@
 
 #include "fslog.h"
 
-enum fslog_type fslog_type(int fd)
+static bool is_btrfs(int fd)
 {
 	struct statfs sfs;
 
-	if (fstatfs(fd, &sfs) != 0)
-		return FSLOG_OTHER;
-	/* ext2 and ext3 are served by the ext4 driver and share its magic */
-	switch (sfs.f_type) {
-	case EXT4_SUPER_MAGIC:
-		return FSLOG_EXT4;
-	case BTRFS_SUPER_MAGIC:
-		return FSLOG_BTRFS;
-	case XFS_SUPER_MAGIC:
-		return FSLOG_XFS;
-	default:
-		return FSLOG_OTHER;
-	}
+	return fstatfs(fd, &sfs) == 0 && sfs.f_type == BTRFS_SUPER_MAGIC;
 }
 
 /*
@@ -60,7 +48,7 @@ int fslog_journal_step(int fd, enum journal_erase how, bool dry_run,
 		       struct journal_result *res, struct journal_verify *v,
 		       const struct audit_progress *progress)
 {
-	if (fslog_type(fd) == FSLOG_BTRFS)
+	if (is_btrfs(fd))
 		return btrfs_commit(fd, how, dry_run, res);
 	return journal_erase(fd, how, dry_run, res, v, progress);
 }

@@ -190,7 +190,9 @@ static void note_journal_verify(const struct run_opts *opts, const char *path,
 /*
  * Before the trims: the free blocks FITRIM will not reach (held by the
  * allocator, or in free extents below its minimum), read for what
- * deleted files left there; verify_trim() reads those again after.
+ * deleted files left there; verify_trim() reads those again after. On a
+ * filesystem the audit has no backend for, nothing is read and nothing
+ * is said (audit_free_unreachable() fails with EOPNOTSUPP).
  */
 static struct audit_free_marks *note_unreachable(const struct run_opts *opts, int fd,
 						 struct fs_result *res,
@@ -468,11 +470,8 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 		if (opts->dry_run) {
 			res->trim_done = true;
 		} else {
-			enum fslog_type type = fslog_type(fd);
-
 			/* nothing more once a stop is asked for: not even a read */
-			if (opts->journal && !*opts->stop &&
-			    (type == FSLOG_EXT4 || type == FSLOG_BTRFS))
+			if (opts->journal && !*opts->stop)
 				unreached = note_unreachable(opts, fd, res, &reads);
 			/* what the trims need of the filesystem, read once for them all */
 			trim_target_init(fd, &target);
