@@ -342,7 +342,6 @@ const struct bt_range *bt_free_range(const struct bt_fs *bt, size_t dev, uint64_
 
 /* ---- the whole -------------------------------------------------------- */
 
-/* Whether some device of @bt can discard; whether all can. */
 /* How many of the devices of @bt discard. */
 static size_t discarding(const struct bt_fs *bt)
 {

@@ -16,8 +16,6 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include <linux/magic.h>
-
 #include "audit.h"
 #include "audit-read.h"
 #include "ext4-ioctl.h"
