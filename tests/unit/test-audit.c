@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * TAP test of the audit's pure helpers (lib/audit.c, lib/audit-fc.c) and
- * of its reader (lib/audit-read.c).
+ * TAP test of the audit's pure helpers (lib/audit.c, lib/audit-fc.c), of
+ * its reader (lib/audit-read.c), and of its choice of a backend by
+ * filesystem (lib/audit-fs.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -171,6 +172,31 @@ static int reader_reads_ahead(void)
 	return ok;
 }
 
+/*
+ * The read backs on a filesystem the audit has no backend for (procfs):
+ * EOPNOTSUPP, no marks, and @out as it was (nothing read, nothing said).
+ */
+static bool no_backend_refuses(void)
+{
+	struct audit_free out = { .free_bytes = 7 }, before = out;
+	struct audit_free_marks *marks = (void *)&out;
+	int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = audit_free_readback(fd, 0, UINT64_MAX, 0, &out, &marks, NULL) ==
+		     -EOPNOTSUPP &&
+	     !marks;
+	marks = (void *)&out;
+	ok = ok &&
+	     audit_free_unreachable(fd, 0, UINT64_MAX, 0, &out, &marks, NULL) ==
+		     -EOPNOTSUPP &&
+	     !marks && !memcmp(&out, &before, sizeof(out));
+	close(fd);
+	return ok;
+}
+
 int main(void)
 {
 	int reader;
@@ -179,7 +205,7 @@ int main(void)
 	uint32_t tid = 0;
 	bool tail = true;
 
-	printf("1..41\n");
+	printf("1..42\n");
 	check(audit_name_plausible("PII-SSN-001.txt", 15), "plain name");
 	check(audit_name_plausible("\xc3\xa9t\xc3\xa9", 5), "UTF-8 name");
 	check(!audit_name_plausible("", 0), "empty name");
@@ -250,6 +276,8 @@ int main(void)
 	      "part unit: before the first boundary, a unit begun before the device");
 	check(!audit_in_part_unit(3 * 65536, 65536, 65536 + 4096, 4096, 5 * 65536),
 	      "part unit: an alignment of more than a unit, taken modulo it");
+	check(no_backend_refuses(),
+	      "backend: none for procfs, the read backs refuse and read nothing");
 	check(zero_test_sees_every_byte(), "zero test: a byte set anywhere in a block");
 	reader = reader_reads_ahead();
 	if (reader < 0)
