@@ -67,6 +67,9 @@ static void __attribute__((__noreturn__)) usage(void)
 	      "     --journal-only         checkpoint and erase the journal, without FITRIM\n"
 	      "     --journal-erase <how>  erase the journal by discard (default) or zeroout;\n"
 	      "                              implies --journal\n"
+	      "     --read-back <scope>    what --journal reads back of the free space on\n"
+	      "                              ext4: changed (default: where blocks were freed\n"
+	      "                              since the last run proved it) or all\n"
 	      " -v, --verbose              report what was done on each filesystem\n"
 	      "     --quiet-unsupported    be silent about filesystems that cannot do a step\n"
 	      " -n, --dry-run              select and check, but discard nothing\n"
@@ -328,6 +331,7 @@ int main(int argc, char **argv)
 		OPT_AUDIT,
 		OPT_STEP,
 		OPT_METRICS,
+		OPT_READ_BACK,
 	};
 	static const struct option longopts[] = {
 		{ "all", no_argument, NULL, 'a' },
@@ -347,6 +351,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'J' },
 		{ "step", required_argument, NULL, OPT_STEP },
 		{ "metrics", required_argument, NULL, OPT_METRICS },
+		{ "read-back", required_argument, NULL, OPT_READ_BACK },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -424,6 +429,17 @@ int main(int argc, char **argv)
 			break;
 		case OPT_METRICS:
 			ctl.out.metrics_file = optarg;
+			break;
+		case OPT_READ_BACK:
+			if (!strcmp(optarg, "changed"))
+				ctl.run.readback_all = false;
+			else if (!strcmp(optarg, "all"))
+				ctl.run.readback_all = true;
+			else {
+				warnx("unknown --read-back scope '%s' (use changed or all)",
+				      optarg);
+				errtryhelp();
+			}
 			break;
 		case 'h':
 			usage();

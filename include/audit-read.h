@@ -207,11 +207,11 @@ struct audit_backend {
 	bool own_devices; /* several devices, which @audit describes itself */
 	int (*audit)(int fd, struct audit_result *out,
 		     const struct audit_progress *progress);
-	int (*readback)(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			struct audit_free *out, struct audit_free_marks **marks,
+	int (*readback)(int fd, const struct audit_span *span, struct audit_free *out,
+			struct audit_free_marks **marks,
 			const struct audit_progress *progress);
-	int (*unreachable)(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			   struct audit_free *out, struct audit_free_marks **marks,
+	int (*unreachable)(int fd, const struct audit_span *span, struct audit_free *out,
+			   struct audit_free_marks **marks,
 			   const struct audit_progress *progress);
 	int (*recheck)(int fd, struct audit_free_marks *marks, struct audit_free *out);
 };

@@ -223,8 +223,20 @@ void audit_journal_close(struct audit_journal_dev *jd);
 struct audit_free_marks;
 
 /*
- * After FITRIM over @start, @len with @minlen on the filesystem open at
- * @fd: read back with O_DIRECT, in full, every free extent FITRIM
+ * What a read back of free space covers: FITRIM's request (@start, @len,
+ * @minlen), and on ext4 only the block groups whose byte in @groups is
+ * not zero (@ngroups of them; NULL: every group). btrfs reads its whole
+ * span.
+ */
+struct audit_span {
+	uint64_t start, len, minlen;
+	const uint8_t *groups;
+	uint64_t ngroups;
+};
+
+/*
+ * After FITRIM over @span (its start, length and minimum, its groups)
+ * on the filesystem open at @fd: read back with O_DIRECT, in full, every free extent FITRIM
  * discarded (the allocator's free extents as FS_IOC_GETFSMAP reports
  * them, at least FITRIM's minimum long, as ext4_trim_span() and
  * ext4_trim_min_blocks() read the request: all of each, also the ends a
@@ -237,8 +249,8 @@ struct audit_free_marks;
  * audit_free_marks_free()). The read is told to @progress (NULL for
  * none). Returns 0 or -errno.
  */
-int audit_free_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			struct audit_free *out, struct audit_free_marks **marks,
+int audit_free_readback(int fd, const struct audit_span *span, struct audit_free *out,
+			struct audit_free_marks **marks,
 			const struct audit_progress *progress);
 
 /*
@@ -254,7 +266,7 @@ int audit_free_recheck(int fd, struct audit_free_marks *marks, struct audit_free
 void audit_free_marks_free(struct audit_free_marks *marks);
 
 /*
- * The free blocks that FITRIM over @start, @len with @minlen cannot reach:
+ * The free blocks that FITRIM over @span cannot reach (in its groups):
  * free on the disk but held by ext4's allocator (the unused part of a
  * preallocation: a locality group's, 512 blocks by default, or an open
  * file's), or in an allocator's free extent shorter than FITRIM's
@@ -269,8 +281,8 @@ void audit_free_marks_free(struct audit_free_marks *marks);
  * when none) for audit_free_recheck(). The read is told to @progress
  * (NULL for none). Returns 0 or -errno.
  */
-int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			   struct audit_free *out, struct audit_free_marks **marks,
+int audit_free_unreachable(int fd, const struct audit_span *span, struct audit_free *out,
+			   struct audit_free_marks **marks,
 			   const struct audit_progress *progress);
 
 /*

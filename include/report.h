@@ -7,6 +7,7 @@
 
 #include "audit.h"
 #include "journal.h"
+#include "readset.h"
 
 /* fstrim's exit statuses for -a, -A and -I, those of mount -a */
 #define EXIT_ALL_FAILED 32
@@ -33,6 +34,7 @@ struct fs_result {
 	struct journal_verify verify; /* the journal read back after the erase */
 	bool trim_checked; /* free space read back after the last FITRIM */
 	struct audit_free trim_check;
+	struct readset_summary readback; /* what trim_check covered, and why */
 	/* free blocks FITRIM cannot reach, read before the trims and after */
 	struct audit_free unreached_check;
 	/* ext4's directories read back after the journal step */

@@ -38,6 +38,7 @@ struct run_opts {
 	bool journal; /* the journal step after FITRIM */
 	bool journal_only; /* the journal step, no FITRIM */
 	bool audit; /* read-only check, after the steps if any */
+	bool readback_all; /* --read-back=all: every run reads all free space */
 	/*
 	 * The stop: the signal that asked for it, 0 while none has, and a
 	 * descriptor that becomes readable then (-1 for none), which cuts

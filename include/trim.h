@@ -42,6 +42,15 @@ struct trim_target {
 	uint64_t blocks_count;
 	uint64_t discard_granularity; /* bytes; 0 when unknown */
 	char sysfs_name[NAME_MAX + 1]; /* keys /sys/fs/ext4/; "" when unknown */
+	uint8_t uuid[16]; /* which mount of which filesystem (lib/readset) */
+	uint32_t mount_count;
+	uint64_t mount_time;
+	/*
+	 * Set by the caller: where trim_fs_steps() adds what each FITRIM
+	 * discarded, per block group (it then calls FITRIM one group at a
+	 * time); NULL for none.
+	 */
+	uint64_t *group_trimmed;
 };
 
 /*
@@ -87,7 +96,9 @@ typedef bool trim_after_range_fn(const struct trim_progress *prog, void *arg);
  * can show progress and stop. The ranges together do what one call over
  * @range does, and the bytes reported add up to what that call reports.
  * @step 0, a filesystem other than ext4, or one whose geometry cannot be
- * read: one call, as fstrim makes.
+ * read: one call, as fstrim makes. With @t->group_trimmed, each call
+ * covers one block group (two where the range begins inside one), and
+ * what it discarded is added there to every group it covered.
  *
  * When @stop_fd (-1 for none) becomes readable, the call in progress is
  * cut short: it runs in a child process, killed then, so that the kernel

@@ -189,11 +189,11 @@ static int read_view(int fd, enum bt_view view, uint64_t start, uint64_t len,
  * @minlen long, or the smallest discard granularity of the devices when
  * that is larger, each in full; and device space in no chunk).
  */
-static int btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			  struct audit_free *out, struct audit_free_marks **marks,
+static int btrfs_readback(int fd, const struct audit_span *span, struct audit_free *out,
+			  struct audit_free_marks **marks,
 			  const struct audit_progress *progress)
 {
-	return read_view(fd, BT_TRIMMED, start, len, minlen,
+	return read_view(fd, BT_TRIMMED, span->start, span->len, span->minlen,
 			 "reading back the free space", out, marks, progress);
 }
 
@@ -203,11 +203,11 @@ static int btrfs_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
  * minimum, as btrfs_readback() raises it; in the block group @start lies
  * inside; on a device that cannot discard), read as btrfs_readback() reads.
  */
-static int btrfs_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
+static int btrfs_unreachable(int fd, const struct audit_span *span,
 			     struct audit_free *out, struct audit_free_marks **marks,
 			     const struct audit_progress *progress)
 {
-	return read_view(fd, BT_SHORT, start, len, minlen,
+	return read_view(fd, BT_SHORT, span->start, span->len, span->minlen,
 			 "reading the free space FITRIM cannot reach", out, marks,
 			 progress);
 }

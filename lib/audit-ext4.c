@@ -344,9 +344,33 @@ static int read_marking(struct free_reader *r, blk64_t z, blk64_t hi)
 	return audit_scan_extent(&r->scan, z, hi);
 }
 
+/* read_marking() of the parts of [@z, @hi) in the block groups @span names. */
+static int read_in_groups(struct free_reader *r, blk64_t z, blk64_t hi,
+			  const struct audit_span *span)
+{
+	blk64_t first = r->fs->super->s_first_data_block;
+	blk64_t per = r->fs->super->s_blocks_per_group;
+	int rc = 0;
+
+	if (!span->groups)
+		return read_marking(r, z, hi);
+	while (!rc && z < hi) {
+		uint64_t g = (z - first) / per;
+		blk64_t e = first + (g + 1) * per;
+
+		if (e > hi)
+			e = hi;
+		/* a group the read set does not know is read */
+		if (g >= span->ngroups || span->groups[g])
+			rc = read_marking(r, z, e);
+		z = e;
+	}
+	return rc;
+}
+
 /* ext4's part of audit_free_readback(). */
-static int ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			 struct audit_free *out, struct audit_free_marks **marks,
+static int ext4_readback(int fd, const struct audit_span *span, struct audit_free *out,
+			 struct audit_free_marks **marks,
 			 const struct audit_progress *progress)
 {
 	struct audit_alloc w = { 0 };
@@ -360,8 +384,8 @@ static int ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	if (rc)
 		return free_reader_close(&r, rc, out, NULL);
 	fs = r.fs;
-	min = trim_minimum(fs, r.dev.discard_granularity, minlen);
-	trim_span(fs, start, len, &first, &end);
+	min = trim_minimum(fs, r.dev.discard_granularity, span->minlen);
+	trim_span(fs, span->start, span->len, &first, &end);
 	rc = free_reader_begin(&r, first, end);
 	/* the extents FITRIM discarded: the allocator's, not the disk's bitmap (struct audit_alloc) */
 	if (!rc)
@@ -379,7 +403,7 @@ static int ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 		 * they hold is found, not assumed gone
 		 */
 		if (e > z && e - z >= min)
-			rc = read_marking(&r, z, e);
+			rc = read_in_groups(&r, z, e, span);
 	}
 	if (rc == 1)
 		rc = 0;
@@ -388,8 +412,8 @@ static int ext4_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 }
 
 /* ext4's part of audit_free_unreachable(). */
-static int ext4_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			    struct audit_free *out, struct audit_free_marks **marks,
+static int ext4_unreachable(int fd, const struct audit_span *span, struct audit_free *out,
+			    struct audit_free_marks **marks,
 			    const struct audit_progress *progress)
 {
 	struct audit_alloc w = { 0 };
@@ -408,10 +432,10 @@ static int ext4_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minle
 		rc = audit_alloc_open(&w, fd, r.fs);
 	if (rc)
 		return free_reader_close(&r, rc, out, NULL);
-	min = trim_minimum(r.fs, r.dev.discard_granularity, minlen);
+	min = trim_minimum(r.fs, r.dev.discard_granularity, span->minlen);
 	out->short_below = min * r.fs->blocksize;
 	out->short_below_gran = out->short_below == r.dev.discard_granularity;
-	trim_span(r.fs, start, len, &pos, &end);
+	trim_span(r.fs, span->start, span->len, &pos, &end);
 	rc = free_reader_begin(&r, pos, end);
 	/*
 	 * The disk's free runs, less the allocator's free extents that
@@ -442,7 +466,7 @@ static int ext4_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minle
 			if (stop > s)
 				stop = s;
 			if (!(a <= z && z < b) || b - a < min)
-				rc = read_marking(&r, z, stop);
+				rc = read_in_groups(&r, z, stop, span);
 			z = stop;
 		}
 		pos = s;

@@ -118,8 +118,8 @@ void audit_free_marks_free(struct audit_free_marks *marks)
 	free(marks);
 }
 
-int audit_free_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			struct audit_free *out, struct audit_free_marks **marks,
+int audit_free_readback(int fd, const struct audit_span *span, struct audit_free *out,
+			struct audit_free_marks **marks,
 			const struct audit_progress *progress)
 {
 	const struct audit_backend *b;
@@ -130,12 +130,11 @@ int audit_free_readback(int fd, uint64_t start, uint64_t len, uint64_t minlen,
 	rc = backend_of(fd, &b);
 	if (rc)
 		return rc;
-	return b ? b->readback(fd, start, len, minlen, out, marks, progress) :
-		   -EOPNOTSUPP;
+	return b ? b->readback(fd, span, out, marks, progress) : -EOPNOTSUPP;
 }
 
-int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen,
-			   struct audit_free *out, struct audit_free_marks **marks,
+int audit_free_unreachable(int fd, const struct audit_span *span, struct audit_free *out,
+			   struct audit_free_marks **marks,
 			   const struct audit_progress *progress)
 {
 	const struct audit_backend *b;
@@ -145,8 +144,7 @@ int audit_free_unreachable(int fd, uint64_t start, uint64_t len, uint64_t minlen
 	rc = backend_of(fd, &b);
 	if (rc)
 		return rc;
-	return b ? b->unreachable(fd, start, len, minlen, out, marks, progress) :
-		   -EOPNOTSUPP;
+	return b ? b->unreachable(fd, span, out, marks, progress) : -EOPNOTSUPP;
 }
 
 int audit_free_recheck(int fd, struct audit_free_marks *marks, struct audit_free *out)

@@ -174,6 +174,22 @@ static int set_u64(struct report_json *rj, struct libscols_line *ln, int col,
 	return set(rj, ln, col, buf);
 }
 
+/* What the read back of the free space covered, and why. */
+static int set_readback_scope(struct report_json *rj, struct libscols_line *ln,
+			      const struct readset_summary *s)
+{
+	int rc = set(rj, ln, COL_TRIM_READBACK_SCOPE, s->sized ? "changed" : "all");
+
+	if (!s->sized)
+		return rc | set(rj, ln, COL_TRIM_READBACK_WHY, s->all_why);
+	rc |= set(rj, ln, COL_TRIM_READBACK_WHY,
+		  s->had_proof ? "the block groups where blocks were freed or taken "
+				 "since the last run proved them" :
+				 "no earlier run of this mount proved any block group");
+	rc |= set_u64(rj, ln, COL_TRIM_READBACK_GROUPS, s->groups_read);
+	return rc | set_u64(rj, ln, COL_BLOCK_GROUPS, s->groups);
+}
+
 static int set_bool(struct report_json *rj, struct libscols_line *ln, int col, bool val)
 {
 	if (own_text(col))
@@ -349,6 +365,7 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 					  report_unsteady(res) ? "not-verified" :
 								 "zero");
 				rc |= set_u64(rj, ln, COL_TRIM_READBACK, f->read_bytes);
+				rc |= set_readback_scope(rj, ln, &res->readback);
 			}
 			if (fs->trim_rc == 1)
 				reason = "the discard operation is not supported";

@@ -26,6 +26,7 @@ enum metric {
 	M_OK,
 	M_STATUS,
 	M_TRIMMED,
+	M_READBACK,
 	M_JOURNAL_ERASED,
 	M_JOURNAL_VERIFIED,
 	/* where --audit examined the filesystem */
@@ -52,6 +53,9 @@ static const struct {
 		       "The filesystem's status in the last run, 1 for the one it had." },
 	[M_TRIMMED] = { "fstrim_ext_trimmed_bytes",
 			"Bytes FITRIM discarded in the last run." },
+	[M_READBACK] = { "fstrim_ext_readback_bytes",
+			 "Bytes of free space the last run read back from the device after "
+			 "FITRIM (--journal), to verify the erase." },
 	[M_JOURNAL_ERASED] = { "fstrim_ext_journal_erased",
 			       "1 when the last run checkpointed and erased the journal "
 			       "(on btrfs: committed the transaction)." },
@@ -222,6 +226,8 @@ int report_metrics_add(struct report_metrics *rm, const struct fs_result *res,
 	set(&m, M_OK, m.status == ST_OK);
 	set(&m, M_STATUS, 0);
 	set(&m, M_TRIMMED, res->trimmed);
+	if (res->trim_checked)
+		set(&m, M_READBACK, res->trim_check.read_bytes);
 	set(&m, M_JOURNAL_ERASED, res->log_step_done && !res->dry_run);
 	set(&m, M_JOURNAL_VERIFIED,
 	    res->verify.state == JOURNAL_VERIFY_ZERO ||

@@ -19,6 +19,7 @@
 #include "ext4-ioctl.h"
 #include "fslog.h"
 #include "mounts.h"
+#include "readset.h"
 #include "remnants.h"
 #include "run.h"
 #include "sizes.h"
@@ -188,20 +189,20 @@ static void note_journal_verify(const struct run_opts *opts, const char *path,
 }
 
 /*
- * Before the trims: the free blocks FITRIM will not reach (held by the
- * allocator, or in free extents below its minimum), read for what
- * deleted files left there; verify_trim() reads those again after. On a
- * filesystem the audit has no backend for, nothing is read and nothing
- * is said (audit_free_unreachable() fails with EOPNOTSUPP).
+ * After the first trim, before the journal step: the free blocks FITRIM
+ * does not reach (held by the allocator, or in free extents below its
+ * minimum) in the groups of @span, read for what deleted files left
+ * there; verify_trim() reads those again after. On a filesystem the
+ * audit has no backend for, nothing is read and nothing is said
+ * (audit_free_unreachable() fails with EOPNOTSUPP).
  */
-static struct audit_free_marks *note_unreachable(const struct run_opts *opts, int fd,
+static struct audit_free_marks *note_unreachable(int fd, const struct audit_span *span,
 						 struct fs_result *res,
 						 const struct audit_progress *reads)
 {
 	struct audit_free_marks *marks = NULL;
 
-	audit_free_unreachable(fd, opts->range.start, opts->range.len, opts->range.minlen,
-			       &res->unreached_check, &marks, reads);
+	audit_free_unreachable(fd, span, &res->unreached_check, &marks, reads);
 	return marks;
 }
 
@@ -273,8 +274,8 @@ static const char *discarded_left(const struct audit_free *f, char *buf, size_t 
  * device, and each block is told by where it lies.
  */
 static void verify_trim(const struct run_opts *opts, const struct trim_target *target,
-			const char *path, struct fs_result *res,
-			struct audit_free_marks *unreached,
+			const struct audit_span *span, const char *path,
+			struct fs_result *res, struct audit_free_marks *unreached,
 			const struct audit_progress *reads)
 {
 	int fd = target->fd;
@@ -286,8 +287,7 @@ static void verify_trim(const struct run_opts *opts, const struct trim_target *t
 	int rc, urc = 0;
 
 	res->trim_checked = true;
-	rc = audit_free_readback(fd, opts->range.start, opts->range.len,
-				 opts->range.minlen, f, &marks, reads);
+	rc = audit_free_readback(fd, span, f, &marks, reads);
 	/*
 	 * Blocks freed by a transaction that committed after FITRIM passed
 	 * them were not discarded, a preallocation may have been released,
@@ -350,6 +350,84 @@ static void verify_trim(const struct run_opts *opts, const struct trim_target *t
 		    "the device does not read discarded blocks back the same way twice, "
 		    "so their erase is not verified",
 		    path, report_unsteady(res));
+}
+
+/*
+ * With --journal on ext4 the read back covers only the block groups that
+ * lib/readset chooses; elsewhere, with --read-back=all, or where the
+ * choice cannot be made, all free space in the range. Returns whether it
+ * is so sized, with why not in @res->readback.all_why.
+ */
+static bool readset_start(const struct run_opts *opts, struct trim_target *target,
+			  struct readset *rs, struct fs_result *res)
+{
+	const char *why = "--read-back=all";
+
+	if (!opts->readback_all && readset_begin(rs, target, &why) == 0) {
+		target->group_trimmed = rs->trimmed;
+		return true;
+	}
+	res->readback.all_why = why;
+	return false;
+}
+
+/*
+ * End the sizing of the read back: keep what it proved (@proved), or
+ * nothing, so that the next run reads all. With @why, this run reads all
+ * too, for that reason.
+ */
+static void readset_stop(struct readset *rs, struct trim_target *target,
+			 struct fs_result *res, bool proved, const char *why)
+{
+	if (why) {
+		res->readback.sized = false;
+		res->readback.all_why = why;
+	} else {
+		readset_summarize(rs, &res->readback);
+	}
+	readset_end(rs, proved && !why);
+	readset_free(rs);
+	target->group_trimmed = NULL;
+}
+
+/*
+ * Choose the groups to read now (after a trim), into @span; false when
+ * the sizing had to stop.
+ */
+static bool readset_span(struct readset *rs, struct trim_target *target,
+			 struct fs_result *res, bool late, struct audit_span *span)
+{
+	if (readset_choose(rs, late) != 0) {
+		readset_stop(rs, target, res, false,
+			     "the allocator's accounts (mb_groups) could not be read");
+		span->groups = NULL;
+		return false;
+	}
+	span->groups = rs->read;
+	span->ngroups = rs->ngroups;
+	return true;
+}
+
+/* Whether the run's range covers every block of the ext4 @t describes. */
+static bool covers_all(const struct fstrim_range *r, const struct trim_target *t)
+{
+	uint64_t first = t->first_data_block << t->block_bits;
+	uint64_t end = t->blocks_count << t->block_bits;
+
+	return r->start <= first && (r->len >= end || r->start + r->len >= end);
+}
+
+/*
+ * What the read back proved: all it had to read was read and held
+ * nothing, over the whole filesystem.
+ */
+static bool readback_proved(const struct run_opts *opts, const struct trim_target *t,
+			    const struct fs_result *res)
+{
+	return res->trim_checked && res->trim_check.read && res->unreached_check.read &&
+	       !report_free_unread(res) && !report_discarded_left(res) &&
+	       !report_unreached_left(res) && !report_unsteady(res) &&
+	       covers_all(&opts->range, t);
 }
 
 /* Whether the filesystem itself is read-only, not only this view of it. */
@@ -430,6 +508,13 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 	struct report_json_fs *jf = &r->jf;
 	struct audit_free_marks *unreached = NULL;
 	struct trim_target target = { .fd = fd };
+	struct audit_span span = {
+		.start = opts->range.start,
+		.len = opts->range.len,
+		.minlen = opts->range.minlen,
+	};
+	struct readset rs = { 0 };
+	bool sized = false, verify;
 	struct progress_run run = { .opts = opts, .path = path };
 	/* the long reads, told as the trim is (not at all without a terminal) */
 	const struct audit_progress reads = {
@@ -470,11 +555,10 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 		if (opts->dry_run) {
 			res->trim_done = true;
 		} else {
-			/* nothing more once a stop is asked for: not even a read */
-			if (opts->journal && !*opts->stop)
-				unreached = note_unreachable(opts, fd, res, &reads);
 			/* what the trims need of the filesystem, read once for them all */
 			trim_target_init(fd, &target);
+			if (opts->journal)
+				sized = readset_start(opts, &target, &rs, res);
 			trim_rc = trim_in_steps(opts, &target, path, res);
 			if (res->trim_stopped)
 				note_stopped(opts, res);
@@ -488,6 +572,19 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 			if (trim_rc == 1 && !opts->quiet_unsupp)
 				say(opts, "%s: the discard operation is not supported",
 				    path);
+			/* FITRIM's answers size the read back: without them, all */
+			if (sized && trim_rc == 1) {
+				readset_stop(&rs, &target, res, false,
+					     "FITRIM is not supported");
+				sized = false;
+			}
+			/* nothing more once a stop is asked for: not even a read */
+			if (opts->journal && !*opts->stop && !res->trim_stopped) {
+				if (sized)
+					sized = readset_span(&rs, &target, res, false,
+							     &span);
+				unreached = note_unreachable(fd, &span, res, &reads);
+			}
 		}
 	}
 
@@ -521,11 +618,20 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 				if (res->trim_stopped)
 					note_stopped(opts, res);
 			}
-			if (res->trim_done && !opts->dry_run && !res->retrim_rc &&
-			    !res->trim_stopped)
-				verify_trim(opts, &target, path, res, unreached, &reads);
-			else if (trim_rc == 1 && !opts->dry_run && !*opts->stop)
-				verify_trim(opts, &target, path, res, unreached, &reads);
+			verify = (res->trim_done && !opts->dry_run && !res->retrim_rc &&
+				  !res->trim_stopped) ||
+				 (trim_rc == 1 && !opts->dry_run && !*opts->stop);
+			/* groups freed in or changed since the first choice too */
+			if (verify && sized)
+				sized = readset_span(&rs, &target, res, true, &span);
+			if (verify)
+				verify_trim(opts, &target, &span, path, res, unreached,
+					    &reads);
+			if (verify && sized) {
+				readset_stop(&rs, &target, res,
+					     readback_proved(opts, &target, res), NULL);
+				sized = false;
+			}
 			if (res->retrim_rc && res->retrim_rc != -EINTR)
 				say(opts,
 				    "%s: FITRIM after the journal checkpoint failed: %s; "
@@ -578,6 +684,9 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 			rc = worse(rc, -EIO);
 	}
 out:
+	/* a run that did not read back what it chose proves nothing */
+	if (sized)
+		readset_stop(&rs, &target, res, false, NULL);
 	jf->trim_rc = trim_rc;
 	jf->log_step_rc = log_step_rc;
 	jf->rc = rc;

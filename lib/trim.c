@@ -155,6 +155,9 @@ static bool ext4_geometry(struct trim_target *t, const struct statfs *sfs, dev_t
 	t->first_data_block = sb->s_first_data_block;
 	t->blocks_per_group = sb->s_blocks_per_group;
 	t->blocks_count = ext2fs_blocks_count(sb);
+	memcpy(t->uuid, sb->s_uuid, sizeof(t->uuid));
+	t->mount_count = sb->s_mnt_count;
+	t->mount_time = sb->s_mtime | (uint64_t)sb->s_mtime_hi << 32;
 	ext2fs_close_free(&fs);
 	ok = v[0] == (uint32_t)fsid && v[1] == (uint32_t)(fsid >> 32) &&
 	     t->blocks_per_group && t->block_bits <= 16;
@@ -263,6 +266,7 @@ struct trim_call {
 
 struct trimmer {
 	int fd;
+	const struct trim_target *geo; /* where each call's answer is added, by group */
 	int stop_fd; /* readable: cut the call short; -1 for none */
 	unsigned long fs_type; /* statfs f_type: what the kernel's answer means */
 	uint64_t fs_size; /* statfs f_blocks * f_frsize; 0 when unknown */
@@ -283,6 +287,7 @@ static void trimmer_init(struct trimmer *t, const struct trim_target *target, in
 
 	memset(t, 0, sizeof(*t));
 	t->fd = target->fd;
+	t->geo = target;
 	t->stop_fd = stop_fd;
 	t->tick = tick;
 	t->tick_arg = tick_arg;
@@ -464,6 +469,27 @@ static uint64_t fitrim_request(const struct trimmer *t, uint64_t len)
 	return len;
 }
 
+/* Add @trimmed to every group of @t->group_trimmed that [@start, +@len) covers. */
+static void note_groups(const struct trim_target *geo, uint64_t start, uint64_t len,
+			uint64_t trimmed)
+{
+	uint64_t first, last, end, g;
+
+	if (!geo->group_trimmed || !geo->ext4 || !len)
+		return;
+	first = start >> geo->block_bits;
+	end = start + len - 1 < start ? UINT64_MAX : start + len - 1;
+	last = end >> geo->block_bits;
+	if (first < geo->first_data_block)
+		first = geo->first_data_block;
+	if (last >= geo->blocks_count)
+		last = geo->blocks_count - 1;
+	if (first > last)
+		return;
+	for (g = group_of(geo, first); g <= group_of(geo, last); g++)
+		geo->group_trimmed[g] += trimmed;
+}
+
 static int issue(struct trimmer *t, uint64_t start, uint64_t len, uint64_t minlen,
 		 struct trim_progress *prog)
 {
@@ -478,6 +504,8 @@ static int issue(struct trimmer *t, uint64_t start, uint64_t len, uint64_t minle
 
 	if (rc == 0)
 		prog->trimmed += trimmed;
+	if (rc == 0 && trimmed)
+		note_groups(t->geo, start, len, trimmed);
 	/* cut short, or not made at all for a stop asked before */
 	if (cut || stopped) {
 		prog->stopped = true;
@@ -561,7 +589,8 @@ int trim_fs_steps(const struct trim_target *geo, const struct fstrim_range *rang
 
 	group_bytes = geo->blocks_per_group << geo->block_bits;
 	max_groups = step / group_bytes + (step % group_bytes != 0);
-	if (!max_groups)
+	/* the read back wants to know where FITRIM discarded: a group a call */
+	if (!max_groups || geo->group_trimmed)
 		max_groups = 1;
 	/* from one group up, as fast as the device allows (next_groups()) */
 	groups = 1;

@@ -70,6 +70,14 @@ zeroout"
 	assert_output zeroout
 }
 
+@test "completion offers the --read-back scopes, also after =" {
+	run -0 comp fstrim-ext --read-back ''
+	assert_output "changed
+all"
+	run -0 comp fstrim-ext -j --read-back = a
+	assert_output all
+}
+
 @test "completion offers size suffixes after a number" {
 	local opt
 	for opt in -o --offset -l --length -m --minimum; do

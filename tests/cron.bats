@@ -23,6 +23,7 @@ setup() {
 	cat >"$SBIN/fstrim-ext" <<STUB
 #!/bin/sh
 printf '%s\n' "\$@" >"$CALLS"
+echo "\$(nice) \$(ionice -p \$\$)" >"$CALLS.priority"
 echo "/: 1 GiB (1073741824 bytes) trimmed on /dev/sda1"
 echo "fstrim-ext: /boot: FITRIM ioctl failed: Input/output error" >&2
 exit \${STUB_STATUS:-0}
@@ -86,6 +87,12 @@ run_cron() {
 	assert_equal "$(cat "$LOG")" "logger -t fstrim-ext
 | /: 1 GiB (1073741824 bytes) trimmed on /dev/sda1
 | fstrim-ext: /boot: FITRIM ioctl failed: Input/output error"
+}
+
+@test "cron script runs fstrim-ext at idle I/O priority and the lowest CPU priority" {
+	run_cron "$NO_SYSTEMD"
+	assert_success
+	assert_equal "$(cat "$CALLS.priority")" "19 idle"
 }
 
 @test "cron script exits with fstrim-ext's status" {

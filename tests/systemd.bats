@@ -71,8 +71,16 @@ teardown() {
 	refute_output --regexp '^(yes|tmpfs)$'
 	refute [ "$(unit_values "$SERVICE_IN" PrivateUsers)" = yes ]
 	refute [ "$(unit_values "$SERVICE_IN" ProcSubset)" = pid ]
-	# writable: node_exporter's textfile directory alone, and only if it exists
+	# writable: node_exporter's textfile directory, and only if it exists;
+	# and the state directory that systemd makes for the service
 	assert_equal "$(unit_values "$SERVICE_IN" ReadWritePaths)" '-/var/lib/prometheus/node-exporter'
+	assert_equal "$(unit_values "$SERVICE_IN" StateDirectory)" fstrim-ext
+	assert_equal "$(unit_values "$SERVICE_IN" StateDirectoryMode)" 0700
+}
+
+@test "the service runs at idle I/O priority and the lowest CPU priority" {
+	assert_equal "$(unit_values "$SERVICE_IN" IOSchedulingClass)" idle
+	assert_equal "$(unit_values "$SERVICE_IN" Nice)" 19
 }
 
 @test "the timer is weekly, persistent, spread, and not in containers or the initrd" {

@@ -12,6 +12,9 @@ _common_setup() {
 	NODISCARD_LOOPS=()
 	_start_watchdog
 	: "${FSTRIM_EXT:?FSTRIM_EXT must name the built fstrim-ext}"
+	# what --journal proved, kept per test (lib/readset.c), in the
+	# variable systemd sets for a service's StateDirectory=
+	export STATE_DIRECTORY="$BATS_TEST_TMPDIR/state"
 	: "${top_srcdir:=$(cd "$BATS_TEST_DIRNAME/.." && pwd)}"
 }
 

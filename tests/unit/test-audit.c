@@ -180,18 +180,15 @@ static bool no_backend_refuses(void)
 {
 	struct audit_free out = { .free_bytes = 7 }, before = out;
 	struct audit_free_marks *marks = (void *)&out;
+	const struct audit_span span = { .len = UINT64_MAX };
 	int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	bool ok;
 
 	if (fd < 0)
 		return false;
-	ok = audit_free_readback(fd, 0, UINT64_MAX, 0, &out, &marks, NULL) ==
-		     -EOPNOTSUPP &&
-	     !marks;
+	ok = audit_free_readback(fd, &span, &out, &marks, NULL) == -EOPNOTSUPP && !marks;
 	marks = (void *)&out;
-	ok = ok &&
-	     audit_free_unreachable(fd, 0, UINT64_MAX, 0, &out, &marks, NULL) ==
-		     -EOPNOTSUPP &&
+	ok = ok && audit_free_unreachable(fd, &span, &out, &marks, NULL) == -EOPNOTSUPP &&
 	     !marks && !memcmp(&out, &before, sizeof(out));
 	close(fd);
 	return ok;
