@@ -8,7 +8,9 @@
 # and one with it, from one unpacked tree: the kernel with the series is
 # built incrementally over the one without (each cached), boots each with the host's root as
 # hostfs and ubd images, runs tests/kernel/guest.bats inside with the
-# project's fstrim-ext, then checks the images from the host, then kills
+# project's fstrim-ext, then boots it again to run tests/kernel/stack.bats
+# (ext4 on device-mapper: dm-crypt, linear, LVM, striped) on images of its
+# own, then checks the images from the host, then kills
 # each kernel during fstrim-ext --journal under a writer, again and again
 # (tests/crash/crash-check.sh), and checks each image after replay. Writes TAP
 # to BUILDDIR/check-kernel.tap and prints it; exits non-zero if any check
@@ -40,7 +42,8 @@
 #   FSTRIM_EXT_KERNEL_CC       compiler for the kernel (default gcc)
 #   FSTRIM_EXT_KERNEL_FLAVORS  kernels to boot (default "patched stock")
 #   FSTRIM_EXT_KERNEL_FILTER   run only the guest tests matching this regex
-#                              (and skip the crash trials)
+#                              (and skip the crash trials); stack.bats's
+#                              guest is not booted if none of its tests does
 #   FSTRIM_EXT_KERNEL_FC_HANG  1: run guest.bats's "[patched]" fast_commit
 #                              test on the stock kernel too, where it can
 #                              hang the guest until FSTRIM_EXT_KERNEL_TIMEOUT
@@ -153,6 +156,10 @@ if [[ -z $print_key ]]; then
 	[[ $(id -u) -eq 0 ]] || die "must run as root (ubd images, mounts and capsh inside the guest)"
 	[[ -x $fstrim_ext ]] || die "$fstrim_ext is not built (run make first)"
 	for cmd in bats strace capsh debugfs e2fsck mkfs.ext4 filefrag flex bison bc make; do
+		command -v "$cmd" >/dev/null || die "$cmd is required"
+	done
+	# stack.bats's guest (ext4 on dm-crypt and LVM) runs the host's
+	for cmd in cryptsetup dmsetup lvm wipefs; do
 		command -v "$cmd" >/dev/null || die "$cmd is required"
 	done
 	[[ -r /usr/lib/bats/bats-assert/load.bash ]] || die "bats-assert is required"
@@ -528,19 +535,14 @@ journal_is_erased() {
 	((nonzero == 0 && mapped == 0))
 }
 
-# run_guest FLAVOR KERNEL: boots KERNEL on fresh images to run guest.bats;
-# its exit status goes to the run directory's status file. Runs in the
-# background, beside the guest of another kernel.
-run_guest() {
-	local flavor=$1 kernel=$2 run status t0
+# boot_guest RUN BATS FLAVOR KERNEL MEMORY UBD...: boots KERNEL with MEMORY
+# and the ubd devices UBD (ubdN=IMAGE, made in RUN) to run the guest file
+# BATS (tests/kernel/init.sh); its console log goes to RUN/console.log, its
+# exit status to RUN/status.
+boot_guest() {
+	local run=$1 bats=$2 flavor=$3 kernel=$4 mem=$5 status t0
 
-	run=$work/run-$ver-$flavor
-	rm -rf "$run" && mkdir -p "$run"
-	truncate -s 128M "$run/main.img"
-	truncate -s 64M "$run/nojournal.img"
-	truncate -s 64M "$run/nodiscard.img"
-	truncate -s 128M "$run/djournal.img"
-	truncate -s 64M "$run/htree.img"
+	shift 5
 	install -m 0755 "$srcdir/tests/kernel/init.sh" "$run/init"
 	install -m 0644 "$srcdir/tests/kernel/guest-setup.sh" "$run/guest-setup.sh"
 	cat > "$run/guest.env" <<-EOF
@@ -549,35 +551,82 @@ run_guest() {
 		KCHECK_SLACK='$slack'
 		KCHECK_RUNDIR='$run'
 		KCHECK_FLAVOR=$flavor
-		KCHECK_BATS='$srcdir/tests/kernel/guest.bats'
+		KCHECK_BATS='$srcdir/tests/kernel/$bats'
 		BATS_LIB_PATH=/usr/lib/bats
 		KCHECK_FILTER='${FSTRIM_EXT_KERNEL_FILTER:-}'
 		KCHECK_FC_HANG='${FSTRIM_EXT_KERNEL_FC_HANG:-}'
 		KCHECK_FC_ROUNDS='${FSTRIM_EXT_KERNEL_FC_ROUNDS:-150}'
 	EOF
-	log "$ver $flavor kernel: booting (console log $run/console.log)"
+	log "$ver $flavor kernel: booting for $bats (console log $run/console.log)"
 	t0=$(date +%s)
-	timeout -k 10 "$guest_timeout" setsid "$kernel" mem=384M \
-		ubd0="$run/main.img" ubd1="$run/nojournal.img" \
-		ubd2t="$run/nodiscard.img" ubd3="$run/djournal.img" \
-		ubd4="$run/htree.img" \
+	timeout -k 10 "$guest_timeout" setsid "$kernel" mem="$mem" "$@" \
 		root=/dev/root rootfstype=hostfs rootflags=/ rw \
 		init="$run/init" KCHECK_ENV="$run/guest.env" \
 		KCHECK_KEEP="$srcdir:$builddir:${fstrim_ext%/*}" \
 		con0=fd:0,fd:1 con=null < /dev/null > "$run/console.log" 2>&1
 	status=$?
 	echo "$status" > "$run/status"
-	log "$ver $flavor kernel: guest exited with status $status after $(($(date +%s) - t0))s"
+	log "$ver $flavor kernel: $bats guest exited with status $status after $(($(date +%s) - t0))s"
 }
 
-# check_guest FLAVOR: the results of run_guest FLAVOR into TAP, and the
-# host's checks of the images the guest left.
-check_guest() {
-	local flavor=$1 run status line rest desc img plan=0 seen=0
+# run_guest FLAVOR KERNEL: boots KERNEL on fresh images to run guest.bats.
+# Runs in the background, beside the guest of another kernel.
+run_guest() {
+	local flavor=$1 kernel=$2 run
 
 	run=$work/run-$ver-$flavor
+	rm -rf "$run" && mkdir -p "$run"
+	truncate -s 128M "$run/main.img"
+	truncate -s 64M "$run/nojournal.img"
+	truncate -s 64M "$run/nodiscard.img"
+	truncate -s 128M "$run/djournal.img"
+	truncate -s 64M "$run/htree.img"
+	boot_guest "$run" guest.bats "$flavor" "$kernel" 384M \
+		ubd0="$run/main.img" ubd1="$run/nojournal.img" \
+		ubd2t="$run/nodiscard.img" ubd3="$run/djournal.img" \
+		ubd4="$run/htree.img"
+}
+
+# stack_tests_chosen: stack.bats has a test that FSTRIM_EXT_KERNEL_FILTER
+# lets run (each test does, without a filter)
+stack_tests_chosen() {
+	[[ -z ${FSTRIM_EXT_KERNEL_FILTER:-} ]] ||
+		(($(bats --count --filter "$FSTRIM_EXT_KERNEL_FILTER" \
+			"$srcdir/tests/kernel/stack.bats") > 0))
+}
+
+# run_stack_guest FLAVOR KERNEL: boots KERNEL again, on four fresh 40 MiB
+# images of its own, to run stack.bats (ext4 on device-mapper): a guest
+# apart from guest.bats's, whose five ubd devices are as many as UML ran
+# here (a sixth hung in I/O). Its run directory is inside guest.bats's, so
+# run_guest, which empties that, goes first.
+run_stack_guest() {
+	local flavor=$1 kernel=$2 run img ubd=() n=0
+
+	run=$work/run-$ver-$flavor/stack
+	rm -rf "$run" && mkdir -p "$run"
+	stack_tests_chosen || return 0
+	for img in crypt plain linear lvm; do
+		truncate -s 40M "$run/$img.img"
+		ubd+=("ubd$n=$run/$img.img")
+		n=$((n + 1))
+	done
+	boot_guest "$run" stack.bats "$flavor" "$kernel" 256M "${ubd[@]}"
+}
+
+# run_guests FLAVOR KERNEL: the guests of one kernel, one after the other
+run_guests() {
+	run_guest "$@"
+	run_stack_guest "$@"
+}
+
+# record_guest_tests RUN FLAVOR BATS: the TAP that the guest of BATS left in
+# RUN, classified by the prefix of each test's name, and whether the guest
+# ran every test and powered off.
+record_guest_tests() {
+	local run=$1 flavor=$2 bats=$3 status line rest desc plan=0 seen=0
+
 	status=$(cat "$run/status" 2>/dev/null) || status=none
-	# The guest's own tests, classified by the prefix of their names.
 	if [[ -s $run/guest.tap ]]; then
 		while IFS= read -r line; do
 			case $line in
@@ -605,18 +654,32 @@ check_guest() {
 			esac
 		done < "$run/guest.tap"
 	fi
+	if ((plan > 0 && seen == plan)) && [[ $status != 124 && $status != 137 ]]; then
+		record ok "$ver $flavor: the guest ran all $plan tests of $bats and powered off"
+	elif ((plan > 0 && seen == plan)); then
+		# a test that found a hang fails, and then nothing can unmount
+		record not_ok "$ver $flavor: the guest ran all $plan tests of $bats but was killed at the time limit (see $run/console.log)"
+	else
+		record not_ok "$ver $flavor: the guest ran $seen of ${plan:-?} tests of $bats (status $status; see $run/console.log)"
+		tail -30 "$run/console.log"
+	fi
+}
+
+# check_guest FLAVOR: the results of run_guests FLAVOR into TAP, and the
+# host's checks of the images guest.bats's guest left.
+check_guest() {
+	local flavor=$1 run desc img
+
+	run=$work/run-$ver-$flavor
+	record_guest_tests "$run" "$flavor" guest.bats
 	# how far the fast_commit test got, hung or not
 	if [[ -s $run/fc-progress ]]; then
 		echo "# $ver $flavor: fast_commit test: $(cat "$run/fc-progress")"
 	fi
-	if ((plan > 0 && seen == plan)) && [[ $status != 124 && $status != 137 ]]; then
-		record ok "$ver $flavor: the guest ran all $plan tests of guest.bats and powered off"
-	elif ((plan > 0 && seen == plan)); then
-		# a test that found a hang fails, and then nothing can unmount
-		record not_ok "$ver $flavor: the guest ran all $plan tests but was killed at the time limit (see $run/console.log)"
+	if stack_tests_chosen; then
+		record_guest_tests "$run/stack" "$flavor" stack.bats
 	else
-		record not_ok "$ver $flavor: the guest ran $seen of ${plan:-?} tests (status $status; see $run/console.log)"
-		tail -30 "$run/console.log"
+		echo "# $ver $flavor: stack.bats not booted: none of its tests matches FSTRIM_EXT_KERNEL_FILTER"
 	fi
 
 	# Host-side checks of the images the guest left. Under a filter the
@@ -810,7 +873,7 @@ for v in $versions; do
 	done
 done
 if ((!crash_only)); then
-	in_parallel run_guest "${booted[@]}"
+	in_parallel run_guests "${booted[@]}"
 	in_order check_guest "${booted[@]}"
 fi
 crashed=()
