@@ -35,6 +35,11 @@ struct audit_progress;
 struct journal_result {
 	enum journal_iface iface;
 	enum journal_unsupported unsupported;
+	/*
+	 * Erased by zeroout though discard was asked: the journal's device
+	 * lies below a crypt layer that passes no discards.
+	 */
+	bool zeroed_instead;
 	int error; /* JOURNAL_FC_UNKNOWN: why the superblock could not be read */
 };
 

@@ -115,6 +115,7 @@ void audit_free_marks_free(struct audit_free_marks *marks)
 	blocks_free(&marks->blocks);
 	audit_btrfs_marks_free(marks->btrfs);
 	free(marks->devpath);
+	free(marks->readpath);
 	free(marks);
 }
 

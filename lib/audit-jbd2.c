@@ -62,7 +62,8 @@ static int cmp_logged(const void *a, const void *b)
 static int read_jblock(int dev, const struct journal_layout *jl, uint32_t jblk,
 		       unsigned char *buf)
 {
-	ssize_t got = pread(dev, buf, jl->bsize, (off_t)(jl->phys[jblk] * jl->bsize));
+	ssize_t got = pread(dev, buf, jl->bsize,
+			    (off_t)(jl->offset + jl->phys[jblk] * jl->bsize));
 
 	if (got < 0)
 		return -errno;
@@ -89,7 +90,8 @@ int read_jrun(int dev, const struct journal_layout *jl, uint32_t blk, unsigned c
 	while (blk + *n < jl->maxlen && *n < READ_CHUNK / jl->bsize &&
 	       jl->phys[blk + *n] == jl->phys[blk] + *n)
 		(*n)++;
-	got = pread(dev, big, (size_t)*n * jl->bsize, (off_t)(jl->phys[blk] * jl->bsize));
+	got = pread(dev, big, (size_t)*n * jl->bsize,
+		    (off_t)(jl->offset + jl->phys[blk] * jl->bsize));
 	if (got != (ssize_t)*n * jl->bsize)
 		return got < 0 ? -errno : -EIO;
 	return 0;
@@ -521,7 +523,8 @@ static int classify_log(int dev, const struct journal_layout *jl, ext2_filsys fs
 /* Read the superblock at journal block 0 and the log's bounds. */
 int read_layout_sb(int dev, struct journal_layout *jl, unsigned char *buf)
 {
-	ssize_t got = pread(dev, buf, DIRECT_ALIGN, (off_t)(jl->phys[0] * jl->bsize));
+	ssize_t got = pread(dev, buf, DIRECT_ALIGN,
+			    (off_t)(jl->offset + jl->phys[0] * jl->bsize));
 
 	if (got != DIRECT_ALIGN)
 		return got < 0 ? -errno : -EIO;

@@ -401,6 +401,11 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 					" blocks read back other data at each read: not verified",
 					report_unsteady(res));
 				worst = -EIO;
+			} else if (report_unproven_below(res)) {
+				snprintf(error, sizeof(error),
+					 "the erase is not proven below %s",
+					 report_unproven_below(res));
+				worst = -EIO;
 			}
 		}
 		if (fs->journal_asked) {

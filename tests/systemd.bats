@@ -76,6 +76,9 @@ teardown() {
 	assert_equal "$(unit_values "$SERVICE_IN" ReadWritePaths)" '-/var/lib/prometheus/node-exporter'
 	assert_equal "$(unit_values "$SERVICE_IN" StateDirectory)" fstrim-ext
 	assert_equal "$(unit_values "$SERVICE_IN" StateDirectoryMode)" 0700
+	# read access to block devices, and the device-mapper tables (LUKS, LVM)
+	assert_equal "$(unit_values "$SERVICE_IN" DevicePolicy)" closed
+	assert_equal "$(unit_values "$SERVICE_IN" DeviceAllow)" $'block-* r\n/dev/mapper/control rw'
 }
 
 @test "the service runs at idle I/O priority and the lowest CPU priority" {
