@@ -61,6 +61,10 @@ struct audit_journal {
 	uint64_t live_blocks; /* the log recovery would replay, newest copies */
 	uint64_t old_blocks; /* older transactions, and copies a later one
 					 * logs again or revokes: history */
+	uint64_t unsteady_blocks; /* other data at each of three reads, which
+					 * no transaction explains: the device
+					 * does not read them back the same way
+					 * twice, and what they hold is not known */
 	int error; /* 0, or the errno that stopped the count */
 };
 

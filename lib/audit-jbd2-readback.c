@@ -236,12 +236,30 @@ static int read_pass(struct audit_journal_dev *jd, uint32_t since, unsigned char
 	return rc;
 }
 
+/*
+ * Whether block @blk, which no transaction explained at the first read
+ * (@one), read other data, or zero, at the second (@two), no transaction
+ * explaining it there either; with @three, the same again at a third.
+ */
+static bool unsteady_now(const struct journal_pass *one, const struct journal_pass *two,
+			 const struct journal_pass *three, uint32_t blk)
+{
+	if (!one->nonzero[blk] || one->explained[blk] || two->explained[blk])
+		return false;
+	if (two->nonzero[blk] && two->hash[blk] == one->hash[blk])
+		return false;
+	if (!three)
+		return true;
+	return !three->explained[blk] && (!three->nonzero[blk] || !two->nonzero[blk] ||
+					  three->hash[blk] != two->hash[blk]);
+}
+
 int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since, bool below,
 				 struct audit_journal *j,
 				 const struct audit_progress *progress)
 {
 	const struct journal_layout *jl = &jd->jl;
-	struct journal_pass one = { 0 }, two = { 0 };
+	struct journal_pass one = { 0 }, two = { 0 }, three = { 0 };
 	unsigned char *big = NULL, *held = NULL;
 	uint64_t unexplained = 0;
 	uint32_t blk;
@@ -267,13 +285,30 @@ int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since, b
 	if (!rc && unexplained)
 		rc = read_pass(jd, since, big, held, &two,
 			       "reading back the journal again", progress);
+	/*
+	 * A block no transaction explains, read other (or zero) the second
+	 * time: a writer's copy read before its descriptor again, or a
+	 * device that answers each read anew. A third read tells: what no
+	 * transaction explains then either is an unsteady read, not proof.
+	 */
+	unexplained = 0;
+	for (blk = jl->first; !rc && two.nonzero && blk < jl->maxlen; blk++)
+		unexplained += unsteady_now(&one, &two, NULL, blk);
+	if (!rc && unexplained)
+		rc = read_pass(jd, since, big, held, &three,
+			       "reading back the journal a third time", progress);
 	for (blk = jl->first; !rc && blk < jl->maxlen; blk++) {
 		j->blocks++;
 		if (!one.nonzero[blk])
 			continue;
 		j->nonzero_blocks++;
-		if (one.explained[blk] || !two.nonzero || !two.nonzero[blk] ||
-		    two.explained[blk] || two.hash[blk] != one.hash[blk])
+		if (one.explained[blk] || !two.nonzero)
+			j->live_blocks++;
+		else if (unsteady_now(&one, &two, three.nonzero ? &three : NULL, blk))
+			j->unsteady_blocks++;
+		else if (!two.nonzero[blk] || two.explained[blk] ||
+			 two.hash[blk] != one.hash[blk] ||
+			 (three.nonzero && three.explained[blk]))
 			j->live_blocks++;
 		else
 			j->old_blocks++;
@@ -283,6 +318,7 @@ int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since, b
 	j->error = -rc;
 	pass_free(&one);
 	pass_free(&two);
+	pass_free(&three);
 	free(big);
 	free(held);
 	return rc;

@@ -109,7 +109,12 @@ static void verify(int fd, struct audit_journal_dev *jd, uint32_t since,
 		v->error = -rc;
 		return;
 	}
-	v->found = v->left = j.old_blocks;
+	/*
+	 * Blocks that read other data at each read are no proof either way:
+	 * erased again like blocks left, and judged again after.
+	 */
+	v->found = v->left = j.old_blocks + j.unsteady_blocks;
+	v->unsteady = j.unsteady_blocks;
 	v->new_blocks = j.live_blocks;
 	if (!v->found) {
 		v->state = JOURNAL_VERIFY_ZERO;
@@ -122,12 +127,19 @@ static void verify(int fd, struct audit_journal_dev *jd, uint32_t since,
 	if (!v->error) {
 		if ((rc = audit_journal_sequence(jd, &since)) != 0 ||
 		    (rc = audit_journal_readback_since(jd, since, false, &j, progress)) !=
-			    0)
+			    0) {
 			v->error = -rc;
-		else
+		} else {
 			v->left = j.old_blocks;
+			v->unsteady = j.unsteady_blocks;
+		}
 	}
-	v->state = v->left || v->error ? JOURNAL_VERIFY_DATA_LEFT : JOURNAL_VERIFY_ZEROED;
+	if (v->left || v->error)
+		v->state = JOURNAL_VERIFY_DATA_LEFT;
+	else if (v->unsteady)
+		v->state = JOURNAL_VERIFY_UNSTEADY;
+	else
+		v->state = JOURNAL_VERIFY_ZEROED;
 }
 
 int journal_erase(int fd, enum journal_erase how, bool dry_run,

@@ -434,6 +434,15 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 						 res->verify.left, res->verify.redo);
 				worst = -EIO;
 			}
+			if (res->verify.state == JOURNAL_VERIFY_UNSTEADY) {
+				if (!*error)
+					snprintf(error, sizeof(error),
+						 "journal: %" PRIu64
+						 " blocks read back other data at each "
+						 "read: not verified",
+						 res->verify.unsteady);
+				worst = -EIO;
+			}
 			if (res->verify.state == JOURNAL_VERIFY_UNREAD) {
 				if (!*error)
 					snprintf(error, sizeof(error),

@@ -36,6 +36,12 @@ static const char *verify_text(const struct journal_verify *v, char *buf, size_t
 		return buf;
 	case JOURNAL_VERIFY_UNREAD:
 		return "; not read back";
+	case JOURNAL_VERIFY_UNSTEADY:
+		snprintf(buf, size,
+			 "; %" PRIu64
+			 " blocks read back other data at each read: not verified",
+			 v->unsteady);
+		return buf;
 	case JOURNAL_VERIFY_ZERO:
 		if (!v->new_blocks)
 			return "";

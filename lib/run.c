@@ -182,6 +182,14 @@ static void note_journal_verify(const struct run_opts *opts, const char *path,
 	if (v->state == JOURNAL_VERIFY_UNREAD)
 		say(opts, "%s: the journal could not be read back after the erase: %s",
 		    path, strerror(v->error));
+	else if (v->state == JOURNAL_VERIFY_UNSTEADY)
+		say(opts,
+		    "%s: %" PRIu64
+		    " journal blocks read back other data at each of three "
+		    "reads, after %s too, and no transaction explains them: the device "
+		    "does not read them back the same way twice, so the journal's erase "
+		    "is not verified",
+		    path, v->unsteady, v->redo);
 	else if (v->state == JOURNAL_VERIFY_DATA_LEFT)
 		say(opts,
 		    "%s: %" PRIu64
@@ -723,7 +731,8 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 	if (log_step_rc == 1 && journal_not_erased(&res->journal))
 		rc = worse(rc, -EOPNOTSUPP);
 	if (res->verify.state == JOURNAL_VERIFY_DATA_LEFT ||
-	    res->verify.state == JOURNAL_VERIFY_UNREAD || report_discarded_left(res) ||
+	    res->verify.state == JOURNAL_VERIFY_UNREAD ||
+	    res->verify.state == JOURNAL_VERIFY_UNSTEADY || report_discarded_left(res) ||
 	    report_free_unread(res) || report_unreached_left(res) ||
 	    report_unsteady(res) || report_names_left(res) ||
 	    report_unproven_below(res) || (res->names_checked && res->names_check.error))

@@ -410,6 +410,38 @@ unsteady_run() {
 		"free space: 16 blocks read back other data at each read: not verified"
 }
 
+# The journal read as fresh noise at each read (an SSD without
+# deterministic read after TRIM): no transaction explains its blocks, and
+# what they hold cannot be told. Counted as "committed since" before, with
+# status 0; not verified now, after a zeroout too.
+# bats test_tags=root
+@test "--journal: journal blocks that read back other data at every read: not verified, status 1" {
+	local shim first n range
+	require_cmd jq
+	load test_helper/workload
+	shim=$(PAUSE_SHIM="$top_builddir/tests/preload/unsteady.so" _pause_preload) || exit 1
+	make_loop_fs ext4 64 -b 4096
+	# the journal's last extent, all of it in the log (after block 0)
+	read -r first n < <(debugfs -R "ex <8>" "$LOOPDEV" 2>/dev/null |
+		awk '$1 ~ /^[0-9]+\/$/ { phys = $(NF - 3); len = $NF }
+			END { print phys, len }')
+	[[ $first =~ ^[0-9]+$ && $n =~ ^[0-9]+$ ]] && ((n > 100)) ||
+		fail "no journal extent: '$first' '$n'"
+	range="$LOOPDEV:$((first * 4096)):$((n * 4096)):each"
+	run --separate-stderr env LD_PRELOAD="$shim" FSTRIM_EXT_UNSTEADY="$range" \
+		"$FSTRIM_EXT" -v --journal-only "$MNT"
+	assert_equal "$status" 1
+	assert_output --regexp "^$MNT: journal checkpointed and discarded via [A-Z_0-9]+; $n blocks read back other data at each read: not verified$"
+	[[ $stderr == *"fstrim-ext: $MNT: $n journal blocks read back other data at each of three reads, after "*" ZEROOUT too, and no transaction explains them: the device does not read them back the same way twice, so the journal's erase is not verified"* ]] ||
+		fail "stderr: $stderr"
+	run --separate-stderr env LD_PRELOAD="$shim" FSTRIM_EXT_UNSTEADY="$range" \
+		"$FSTRIM_EXT" --json --journal-only "$MNT"
+	assert_equal "$status" 1
+	assert_equal "$(jq -r '.filesystems[0].journal_verified' <<<"$output")" not-verified
+	assert_equal "$(jq -r '.filesystems[0].error' <<<"$output")" \
+		"journal: $n blocks read back other data at each read: not verified"
+}
+
 # bats test_tags=root
 @test "--journal: free blocks that read back other data once, then the same: verified, status 0" {
 	require_cmd jq
