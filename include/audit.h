@@ -186,6 +186,13 @@ void audit_dirents_free(struct audit_dirents *d);
  */
 const char *audit_dirents_why(const struct audit_dirents *d, char *buf, size_t len);
 
+/*
+ * Why the journal could not be read, for @err (an errno): strerror(), or
+ * what ENOTUNIQ means here (external_layout(): several devices carry the
+ * external journal's UUID).
+ */
+const char *audit_journal_why(int err);
+
 /* Whether the kernel advertises @name in /sys/fs/ext4/features. */
 bool audit_ext4_feature(const char *name);
 

@@ -447,7 +447,7 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 				if (!*error)
 					snprintf(error, sizeof(error),
 						 "journal: not read back: %s",
-						 strerror(res->verify.error));
+						 audit_journal_why(res->verify.error));
 				worst = -EIO;
 			}
 			if (fs->log_step_rc == 1 && journal_not_erased(&res->journal)) {

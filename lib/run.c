@@ -181,7 +181,7 @@ static void note_journal_verify(const struct run_opts *opts, const char *path,
 {
 	if (v->state == JOURNAL_VERIFY_UNREAD)
 		say(opts, "%s: the journal could not be read back after the erase: %s",
-		    path, strerror(v->error));
+		    path, audit_journal_why(v->error));
 	else if (v->state == JOURNAL_VERIFY_UNSTEADY)
 		say(opts,
 		    "%s: %" PRIu64
