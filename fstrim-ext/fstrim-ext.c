@@ -36,6 +36,7 @@ struct fstrim_control {
 	struct report_run out; /* where the run is told (lib/report-run) */
 	unsigned int found; /* --audit: filesystems with remnants */
 	unsigned int json_opt : 1; /* -J: build out.json once the options are read */
+	unsigned int range_opt : 1; /* -o, -l, -m or --step: how FITRIM is called */
 };
 
 /* What this build does without the newer libraries' features, if anything. */
@@ -378,13 +379,16 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			ctl.run.range.start = size_or_err(optarg, "offset");
+			ctl.range_opt = 1;
 			break;
 		case 'l':
 			ctl.run.range.len = size_or_err(optarg, "length");
+			ctl.range_opt = 1;
 			break;
 		case 'm':
 			ctl.run.range.minlen =
 				size_or_err(optarg, "minimum extent length");
+			ctl.range_opt = 1;
 			break;
 		case 't':
 			ctl.types = optarg;
@@ -426,6 +430,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_STEP:
 			ctl.run.step = size_or_err(optarg, "step");
+			ctl.range_opt = 1;
 			break;
 		case OPT_METRICS:
 			ctl.out.metrics_file = optarg;
@@ -464,6 +469,11 @@ int main(int argc, char **argv)
 	}
 	if (ctl.types && !ctl.tables) {
 		warnx("--types works only with --all, --fstab or --listed-in");
+		errtryhelp();
+	}
+	if (ctl.run.journal_only && ctl.range_opt) {
+		warnx("--journal-only issues no FITRIM: it takes no --offset, --length, "
+		      "--minimum or --step");
 		errtryhelp();
 	}
 

@@ -146,6 +146,28 @@ source_options() {
 }
 
 # bats test_tags=root
+@test "--journal-only with --offset, --length, --minimum or --step is refused, nothing done" {
+	# on a real ext4 as root, where a run that took them would erase the journal
+	require_root
+	make_loop_fs ext4 64
+	local opt
+	for opt in -o0 --length=1M -m4096 --step=0; do
+		run_traced --journal-only "$opt" "$MNT"
+		assert_failure 1
+		assert_output - <<-'EOT'
+		fstrim-ext: --journal-only issues no FITRIM: it takes no --offset, --length, --minimum or --step
+		Try 'fstrim-ext --help' for more information.
+		EOT
+		assert_no_trim_ioctl
+	done
+	# given before it, with --journal-erase (which implies --journal) beside it
+	run_traced --step 1G --journal-erase=zeroout --journal-only "$MNT"
+	assert_failure 1
+	assert_line --index 0 "fstrim-ext: --journal-only issues no FITRIM: it takes no --offset, --length, --minimum or --step"
+	assert_no_trim_ioctl
+}
+
+# bats test_tags=root
 @test "--listed-in naming only missing files and a directory" {
 	# without CAP_SYS_ADMIN the command stops before it looks at paths
 	require_root
