@@ -103,6 +103,32 @@ static void __attribute__((__noreturn__)) errtryhelp(void)
 	exit(EXIT_FAILURE);
 }
 
+/*
+ * --metrics FILE is written after the work, through a temporary file in
+ * FILE's directory: a directory that is not there would fail the run only
+ * once every filesystem was trimmed and erased, so refuse it now.
+ */
+static void check_metrics_dir(const char *file)
+{
+	char *dir;
+	int rc = report_metrics_check_dir(file, &dir);
+
+	if (rc == 0) {
+		free(dir);
+		return;
+	}
+	if (!dir)
+		errx(EXIT_FAILURE, "cannot allocate memory");
+	if (rc == -ENOENT)
+		warnx("--metrics %s: directory %s does not exist", file, dir);
+	else if (rc == -ENOTDIR)
+		warnx("--metrics %s: %s is not a directory", file, dir);
+	else
+		warnx("--metrics %s: %s: %s", file, dir, strerror(-rc));
+	free(dir);
+	errtryhelp();
+}
+
 /* Like util-linux: output that could not be written is an error. */
 static void close_stdout(void)
 {
@@ -476,6 +502,8 @@ int main(int argc, char **argv)
 		      "--minimum or --step");
 		errtryhelp();
 	}
+	if (ctl.out.metrics_file)
+		check_metrics_dir(ctl.out.metrics_file);
 
 	if (!caps_have_sys_admin())
 		errx(EXIT_FAILURE, "CAP_SYS_ADMIN is required to trim filesystems");
