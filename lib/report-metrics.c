@@ -373,6 +373,28 @@ static char *temp_name(const char *file)
 	return rc < 0 ? NULL : tmp;
 }
 
+/* Where @file and its temporary file go: as temp_name() and sync_dir() find it. */
+static char *file_dir(const char *file)
+{
+	const char *base = strrchr(file, '/');
+
+	if (!base)
+		return strdup(".");
+	return base == file ? strdup("/") : strndup(file, base - file);
+}
+
+int report_metrics_check_dir(const char *file, char **dir)
+{
+	struct stat st;
+
+	*dir = file_dir(file);
+	if (!*dir)
+		return -ENOMEM;
+	if (stat(*dir, &st) != 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
 /* fsync the directory that holds @tmp, so that the rename is durable. */
 static int sync_dir(char *tmp)
 {
@@ -528,7 +550,7 @@ int main(void)
 	struct stat st;
 	FILE *prev;
 
-	printf("1..20\n");
+	printf("1..23\n");
 	check_label("/mnt", "/mnt");
 	check_label("/mnt/a \"b\" \\c\nd", "/mnt/a \\\"b\\\" \\\\c\\nd");
 	/* not UTF-8: \xNN as in --json, its backslash escaped again */
@@ -625,6 +647,21 @@ int main(void)
 		printf("ok %d # SKIP a device is not replaced: mknod needs root\n",
 		       ++tap_count);
 	}
+
+	/* the directory --metrics checks before any work */
+	check(report_metrics_check_dir("fstrim-ext.prom", &p) == 0 && p &&
+		      !strcmp(p, "."),
+	      "a name without a directory goes to the current one");
+	free(p);
+	check(report_metrics_check_dir("/fstrim-ext.prom", &p) == 0 && p &&
+		      !strcmp(p, "/"),
+	      "a name in the root goes to /");
+	free(p);
+	snprintf(file, sizeof(file), "%s/none/fstrim-ext.prom", dir);
+	snprintf(tmp_left, sizeof(tmp_left), "%s/none", dir);
+	check(report_metrics_check_dir(file, &p) == -ENOENT && p && !strcmp(p, tmp_left),
+	      "a directory that does not exist is named");
+	free(p);
 	rmdir(dir);
 	report_metrics_free(rm);
 	return 0;
