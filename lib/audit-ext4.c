@@ -116,7 +116,8 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 			   struct audit_free *f, const struct audit_progress *progress)
 {
 	const char *devpath = data->path;
-	uint64_t bsize = fs->blocksize;
+	struct storage_stack below;
+	uint64_t bsize = fs->blocksize, offset = 0;
 	blk64_t start = fs->super->s_first_data_block,
 		end = ext2fs_blocks_count(fs->super);
 	struct block_list found = { 0 };
@@ -140,7 +141,12 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 			 progress);
 	sc.found = found_free_block;
 	sc.arg = &found;
-	rc = audit_scan_device(&sc, devpath);
+	/* as a reader of the disk reads it: below dm-crypt, a discard's zeroes */
+	if (stack_describe(data->devno, &below) == 0 && below.kind == STACK_MAPPED) {
+		devpath = below.bottom;
+		offset = below.offset;
+	}
+	rc = audit_scan_device_at(&sc, devpath, offset);
 	for (blk64_t b = start; b < end && !rc;) {
 		blk64_t z, s;
 
