@@ -514,7 +514,7 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 		.minlen = opts->range.minlen,
 	};
 	struct readset rs = { 0 };
-	bool sized = false, verify;
+	bool sized = false, verify, no_journal;
 	struct progress_run run = { .opts = opts, .path = path };
 	/* the long reads, told as the trim is (not at all without a terminal) */
 	const struct audit_progress reads = {
@@ -596,6 +596,26 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 		log_step_rc = fslog_journal_step(fd, opts->erase, opts->dry_run,
 						 &res->journal, &res->verify, &reads);
 		note_journal_verify(opts, path, &res->verify);
+		/*
+		 * An ext4 without a journal has none to erase, but what FITRIM
+		 * discarded and what it cannot reach are read back all the same,
+		 * as after an erase: the free space holds what deleted files left.
+		 */
+		no_journal = log_step_rc == 1 &&
+			     res->journal.unsupported == JOURNAL_NO_JOURNAL;
+		if (log_step_rc == 1 && journal_not_erased(&res->journal)) {
+			/* a journal to erase that was not: never quiet */
+			say(opts, "%s: journal step not done: %s", path,
+			    report_journal_reason(&res->journal, fstype, reason,
+						  sizeof(reason)));
+		} else if (log_step_rc == 1 && !opts->quiet_unsupp) {
+			say(opts, "%s: the journal step is not supported: %s", path,
+			    report_journal_reason(&res->journal, fstype, reason,
+						  sizeof(reason)));
+		} else if (log_step_rc < 0) {
+			say(opts, "%s: journal checkpoint failed: %s", path,
+			    strerror(-log_step_rc));
+		}
 		if (log_step_rc == 0) {
 			res->log_step_done = true;
 			/*
@@ -618,6 +638,8 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 				if (res->trim_stopped)
 					note_stopped(opts, res);
 			}
+		}
+		if (log_step_rc == 0 || no_journal) {
 			verify = (res->trim_done && !opts->dry_run && !res->retrim_rc &&
 				  !res->trim_stopped) ||
 				 (trim_rc == 1 && !opts->dry_run && !*opts->stop);
@@ -646,18 +668,6 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 				warn_remnants(opts, fd, path);
 				check_names(opts, fd, path, res, &reads);
 			}
-		} else if (log_step_rc == 1 && journal_not_erased(&res->journal)) {
-			/* a journal to erase that was not: never quiet */
-			say(opts, "%s: journal step not done: %s", path,
-			    report_journal_reason(&res->journal, fstype, reason,
-						  sizeof(reason)));
-		} else if (log_step_rc == 1 && !opts->quiet_unsupp) {
-			say(opts, "%s: the journal step is not supported: %s", path,
-			    report_journal_reason(&res->journal, fstype, reason,
-						  sizeof(reason)));
-		} else if (log_step_rc < 0) {
-			say(opts, "%s: journal checkpoint failed: %s", path,
-			    strerror(-log_step_rc));
 		}
 	}
 	rc = worse(worse(trim_rc, log_step_rc), res->retrim_rc);

@@ -172,6 +172,26 @@ journal_nonzero_bytes() {
 	assert_output ""
 }
 
+# No journal to erase, but the free space holds what deleted files left
+# all the same: read back as on a journaled ext4, and a failure, quiet or
+# not (it passed as done, status 0, with the deleted file on the device).
+@test "ext4 without a journal: the free space is read back; a deleted file FITRIM cannot reach fails the run" {
+	# shellcheck disable=SC2034 # set by delete_between, and not needed
+	local b_first b_last c_first c_last d_first d_last
+	require_cmd filefrag jq
+	make_loop_fs ext4 64 -b 4096 -O ^has_journal
+	delete_between 200K
+	run -1 --separate-stderr "$FSTRIM_EXT" -v --journal --quiet-unsupported -m 1M "$MNT"
+	assert_output --regexp "^$MNT: .* trimmed, but 50 free blocks FITRIM cannot reach still hold data\$"
+	assert_equal "$stderr" "fstrim-ext: $MNT: 50 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 50 in free extents shorter than FITRIM's minimum (1 MiB)"
+	# without -m FITRIM discards it, and the read back shows it gone
+	run -0 --separate-stderr "$FSTRIM_EXT" -J --journal --quiet-unsupported "$MNT"
+	assert_equal "$(jq -r '.filesystems[0] | "\(.status) \(.trim_verified)"' <<<"$output")" \
+		'unsupported zero'
+	run -1 grep -c "Jane Q. Public" < <(device_strings "$LOOPDEV")
+	assert_output 0
+}
+
 @test "a journal device without discard: not done, never quiet, with the hint; zeroout works" {
 	make_loop_fs ext4 64 -b 4096
 	disable_discard "$LOOPDEV"
