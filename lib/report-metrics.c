@@ -18,6 +18,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "fslog.h"
 #include "report-metrics.h"
 
 enum metric {
@@ -45,10 +46,11 @@ static const struct {
 	[M_LAST_RUN] = { "fstrim_ext_last_run_timestamp_seconds",
 			 "When the last run of fstrim-ext ended its work on the filesystem." },
 	[M_LAST_SUCCESS] = { "fstrim_ext_last_success_timestamp_seconds",
-			     "When a run (not a dry run) last did every step asked on the "
-			     "filesystem, 0 for never." },
+			     "When a run (not a dry run) last did every step asked that "
+			     "applies to the filesystem, 0 for never." },
 	[M_OK] = { "fstrim_ext_filesystem_ok",
-		   "1 when the last run did every step asked on the filesystem." },
+		   "1 when the last run did every step asked that applies to the "
+		   "filesystem." },
 	[M_STATUS] = { "fstrim_ext_filesystem_status",
 		       "The filesystem's status in the last run, 1 for the one it had." },
 	[M_TRIMMED] = { "fstrim_ext_trimmed_bytes",
@@ -171,6 +173,27 @@ static enum fs_status fs_status(const struct fs_result *res,
 	return fs->rc == 1 ? ST_UNSUPPORTED : ST_OK;
 }
 
+/*
+ * Whether the run did every step that applies to the filesystem: all that
+ * was asked (status ok), or all but a journal step with nothing to do
+ * there (xfs, an ext4 without a journal: status unsupported, as in
+ * --json) when the trim was done and, on an ext4 without a journal, its
+ * free space read back (lib/run.c). A dry run, which did nothing, as ok.
+ */
+static bool all_that_applies(const struct fs_result *res, const struct report_json_fs *fs,
+			     enum fs_status status)
+{
+	if (status == ST_OK)
+		return true;
+	if (status != ST_UNSUPPORTED || fs->trim_rc != 0 || fs->log_step_rc != 1 ||
+	    !fslog_nothing_to_do(fs->fstype, &res->journal))
+		return false;
+	if (fs->trim_asked && !res->trim_done)
+		return false;
+	return res->dry_run || res->journal.unsupported != JOURNAL_NO_JOURNAL ||
+	       (res->trim_checked && res->trim_check.read);
+}
+
 static void set(struct metrics_fs *m, enum metric which, uint64_t value)
 {
 	m->has[which] = true;
@@ -200,6 +223,7 @@ int report_metrics_add(struct report_metrics *rm, const struct fs_result *res,
 	const char *device = res->device ? res->device : fs->source;
 	struct metrics_fs m = { 0 }, *grown;
 	char *dev = NULL, *type = NULL;
+	bool ok;
 	size_t i;
 	int rc;
 
@@ -220,10 +244,11 @@ int report_metrics_add(struct report_metrics *rm, const struct fs_result *res,
 	}
 
 	m.status = fs_status(res, fs);
-	m.success = m.status == ST_OK && !res->dry_run;
+	ok = all_that_applies(res, fs, m.status);
+	m.success = ok && !res->dry_run;
 	set(&m, M_LAST_RUN, when < 0 ? 0 : (uint64_t)when);
 	set(&m, M_LAST_SUCCESS, m.success ? m.value[M_LAST_RUN] : 0);
-	set(&m, M_OK, m.status == ST_OK);
+	set(&m, M_OK, ok);
 	set(&m, M_STATUS, 0);
 	set(&m, M_TRIMMED, res->trimmed);
 	if (res->trim_checked)
@@ -506,12 +531,42 @@ static const char made_up_text[] =
 	"fstrim_ext_last_run_timestamp_seconds{mountpoint=\"/home/user\",device=\"\","
 	"fstype=\"\"} 1700000001\n"
 	"# HELP fstrim_ext_last_success_timestamp_seconds When a run (not a dry run) "
-	"last did every step asked on the filesystem, 0 for never.\n"
+	"last did every step asked that applies to the filesystem, 0 for never.\n"
 	"# TYPE fstrim_ext_last_success_timestamp_seconds gauge\n"
 	"fstrim_ext_last_success_timestamp_seconds{mountpoint=\"/mnt\","
 	"device=\"/dev/loop0\",fstype=\"ext4\"} 1700000000\n"
 	"fstrim_ext_last_success_timestamp_seconds{mountpoint=\"/home/user\",device=\"\","
 	"fstype=\"\"} 0\n";
+
+/*
+ * The last success written for a --journal run on /srv whose journal step
+ * was unsupported for @why on @fstype, after a trim, read back or not;
+ * the file's text in *@text when asked.
+ */
+static uint64_t step_not_applying(const char *fstype, enum journal_unsupported why,
+				  bool read_back, char **text)
+{
+	struct report_metrics *rm = report_metrics_new();
+	struct fs_result r = { .path = "/srv",
+			       .trim_done = true,
+			       .trimmed = 4096,
+			       .journal = { .unsupported = why },
+			       .trim_checked = read_back,
+			       .trim_check = { .read = read_back } };
+	struct report_json_fs f = { .fstype = fstype,
+				    .trim_asked = true,
+				    .journal_asked = true,
+				    .log_step_rc = 1,
+				    .rc = 1 };
+	uint64_t when;
+
+	report_metrics_add(rm, &r, &f, 1700000003);
+	when = rm->fs[0].value[M_LAST_SUCCESS];
+	if (text)
+		*text = printed(rm, 0);
+	report_metrics_free(rm);
+	return when;
+}
 
 int main(void)
 {
@@ -528,7 +583,7 @@ int main(void)
 	struct stat st;
 	FILE *prev;
 
-	printf("1..20\n");
+	printf("1..25\n");
 	check_label("/mnt", "/mnt");
 	check_label("/mnt/a \"b\" \\c\nd", "/mnt/a \\\"b\\\" \\\\c\\nd");
 	/* not UTF-8: \xNN as in --json, its backslash escaped again */
@@ -603,6 +658,27 @@ int main(void)
 	      "the audit: found, not complete (directories not scanned), its counts");
 	free(text);
 	report_metrics_free(rm2);
+
+	/* the journal step asked where it has nothing to do: done, if all else is */
+	check(step_not_applying("xfs", JOURNAL_NOT_EXT4, false, NULL) == 1700000003,
+	      "xfs, trimmed, no journal step: a success");
+	check(step_not_applying("ext4", JOURNAL_NO_JOURNAL, true, NULL) == 1700000003,
+	      "ext4 without a journal, trimmed and read back: a success");
+	check(step_not_applying("ext4", JOURNAL_NO_JOURNAL, false, NULL) == 0,
+	      "... not read back: none");
+	check(step_not_applying("btrfs", JOURNAL_NOT_EXT4, true, NULL) == 0,
+	      "btrfs without its commit (--journal-erase=zeroout): none");
+	text = NULL;
+	check(step_not_applying("xfs", JOURNAL_NOT_EXT4, false, &text) == 1700000003 &&
+		      text &&
+		      strstr(text,
+			     "fstrim_ext_filesystem_ok{mountpoint=\"/srv\",device=\"\","
+			     "fstype=\"xfs\"} 1\n") &&
+		      strstr(text,
+			     "fstrim_ext_filesystem_status{mountpoint=\"/srv\",device=\"\","
+			     "fstype=\"xfs\",status=\"unsupported\"} 1\n"),
+	      "... ok, with the status unsupported, as in --json");
+	free(text);
 
 	if (!mkdtemp(dir))
 		return 1;

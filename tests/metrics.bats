@@ -125,6 +125,56 @@ assert_valid_file() {
 	assert_output 'fstrim_ext_exit_status 32'
 }
 
+# An xfs (no journal step there) and an ext4 without a journal, listed in
+# a table, run as fstrim-ext.service runs them: all that applies is done,
+# and the fleet's alert on the last success must not fire for them.
+# bats test_tags=root
+@test "--metrics: the service's run on xfs and on an ext4 without a journal is a success; a failure keeps the last" {
+	require_root
+	require_cmd mkfs.xfs filefrag
+	# shellcheck disable=SC2034 # set by delete_between, and not needed
+	local b_first b_last c_first c_last d_first d_last
+	local table="$BATS_TEST_TMPDIR/fstab" before after run_at xfs ext4
+	make_loop_fs xfs 320
+	xfs="mountpoint=\"$MNT\",device=\"$LOOPDEV\",fstype=\"xfs\""
+	echo "$LOOPDEV $MNT xfs defaults 0 0" >>"$table"
+	make_loop_fs ext4 64 -b 4096 -O ^has_journal
+	ext4="mountpoint=\"$MNT\",device=\"$LOOPDEV\",fstype=\"ext4\""
+	echo "$LOOPDEV $MNT ext4 defaults 0 0" >>"$table"
+	before=$(date +%s)
+	run -0 "$FSTRIM_EXT" --listed-in "$table" --verbose --quiet-unsupported --journal \
+		--metrics "$PROM"
+	after=$(date +%s)
+	assert_valid_file
+	for labels in "$xfs" "$ext4"; do
+		assert_equal "$(metric fstrim_ext_filesystem_ok "{$labels}")" 1
+		# the status says what --json says: a step asked is unsupported there
+		assert_equal "$(metric fstrim_ext_filesystem_status "{$labels,status=\"unsupported\"}")" 1
+		run_at=$(metric fstrim_ext_last_run_timestamp_seconds "{$labels}")
+		((run_at >= before && run_at <= after)) || fail "last run $run_at not in [$before, $after]"
+		assert_equal "$(metric fstrim_ext_last_success_timestamp_seconds "{$labels}")" "$run_at"
+	done
+	# the ext4's free space was read back, the xfs's not (no backend)
+	assert_equal "$(metric fstrim_ext_readback_bytes "{$ext4}")" \
+		"$(metric fstrim_ext_trimmed_bytes "{$ext4}")"
+	assert_equal "$(metric fstrim_ext_readback_bytes "{$xfs}")" ''
+
+	# a deleted file in a free extent FITRIM skips (-m): the ext4 fails,
+	# keeps its series and the last success; the xfs succeeds again
+	delete_between 200K
+	sed -i 's/^\(fstrim_ext_last_success_timestamp_seconds{.*}\) [0-9]*$/\1 1000000000/' "$PROM"
+	run -64 "$FSTRIM_EXT" --listed-in "$table" --quiet-unsupported --journal -m 1M \
+		--metrics "$PROM"
+	assert_valid_file
+	assert_equal "$(metric fstrim_ext_filesystem_ok "{$ext4}")" 0
+	assert_equal "$(metric fstrim_ext_filesystem_status "{$ext4,status=\"failed\"}")" 1
+	assert_equal "$(metric fstrim_ext_last_success_timestamp_seconds "{$ext4}")" 1000000000
+	assert_equal "$(metric fstrim_ext_filesystem_ok "{$xfs}")" 1
+	run_at=$(metric fstrim_ext_last_run_timestamp_seconds "{$xfs}")
+	assert_equal "$(metric fstrim_ext_last_success_timestamp_seconds "{$xfs}")" "$run_at"
+	assert_equal "$(metric fstrim_ext_exit_status)" 64
+}
+
 # bats test_tags=root
 @test "--metrics with -I: a series for each chosen filesystem, none for an entry not chosen" {
 	require_root
