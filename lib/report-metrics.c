@@ -2,10 +2,11 @@
 /*
  * --metrics: the run as a Prometheus text file (exposition format 0.0.4)
  * for node_exporter's textfile collector. Every metric is a gauge, one
- * series per filesystem with the labels mountpoint, device and fstype,
- * and one for the run's exit status. The families are written one after
- * the other, each with its HELP and TYPE once, so the file is built only
- * when every filesystem is known.
+ * series per filesystem with the labels mountpoint (as mountinfo has it,
+ * as node_exporter's filesystem collector labels it), device and fstype,
+ * and the run's own: the build, the duration, the exit status. The
+ * families are written one after the other, each with its HELP and TYPE
+ * once, so the file is built only when every filesystem is known.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fslog.h"
@@ -77,6 +79,12 @@ static const struct {
 				   "Free blocks that --audit read back holding data." },
 };
 
+#define BUILD_INFO_NAME "fstrim_ext_build_info"
+#define BUILD_INFO_HELP \
+	"The version of fstrim-ext that wrote this file, as a label; always 1."
+#define DURATION_NAME "fstrim_ext_run_duration_seconds"
+#define DURATION_HELP \
+	"How long the last run of fstrim-ext took, until this file was written."
 #define EXIT_STATUS_NAME "fstrim_ext_exit_status"
 #define EXIT_STATUS_HELP "The exit status of the last run of fstrim-ext."
 
@@ -110,11 +118,28 @@ struct metrics_fs {
 struct report_metrics {
 	struct metrics_fs *fs;
 	size_t count;
+	struct timespec begin; /* CLOCK_MONOTONIC, when the run began */
 };
 
 struct report_metrics *report_metrics_new(void)
 {
-	return calloc(1, sizeof(struct report_metrics));
+	struct report_metrics *rm = calloc(1, sizeof(struct report_metrics));
+
+	if (rm)
+		clock_gettime(CLOCK_MONOTONIC, &rm->begin);
+	return rm;
+}
+
+/* Seconds since @rm was made, to the millisecond. */
+static double run_duration(const struct report_metrics *rm)
+{
+	struct timespec now;
+	double s;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	s = (double)(now.tv_sec - rm->begin.tv_sec) +
+	    (double)(now.tv_nsec - rm->begin.tv_nsec) / 1e9;
+	return s < 0 ? 0 : s;
 }
 
 void report_metrics_free(struct report_metrics *rm)
@@ -229,7 +254,7 @@ int report_metrics_add(struct report_metrics *rm, const struct fs_result *res,
 
 	if (fs->skipped)
 		return 0;
-	m.mountpoint = label_value(res->path);
+	m.mountpoint = label_value(res->mountpoint ? res->mountpoint : res->path);
 	dev = label_value(device);
 	type = label_value(fs->fstype);
 	rc = m.mountpoint && dev && type ?
@@ -350,7 +375,8 @@ static void read_previous(struct report_metrics *rm, FILE *prev)
 	free(line);
 }
 
-static void print_metrics(const struct report_metrics *rm, int exit_status, FILE *out)
+static void print_metrics(const struct report_metrics *rm, double duration,
+			  int exit_status, FILE *out)
 {
 	const struct metrics_fs *m;
 	bool head;
@@ -379,6 +405,12 @@ static void print_metrics(const struct report_metrics *rm, int exit_status, FILE
 					m->labels, status_names[s], s == (int)m->status);
 		}
 	}
+	/* the version needs no escape: configure.ac's, digits and dots */
+	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n%s{version=\"%s\"} 1\n",
+		BUILD_INFO_NAME, BUILD_INFO_HELP, BUILD_INFO_NAME, BUILD_INFO_NAME,
+		PACKAGE_VERSION);
+	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %.3f\n", DURATION_NAME,
+		DURATION_HELP, DURATION_NAME, DURATION_NAME, duration);
 	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %d\n", EXIT_STATUS_NAME,
 		EXIT_STATUS_HELP, EXIT_STATUS_NAME, EXIT_STATUS_NAME, exit_status);
 }
@@ -449,7 +481,7 @@ int report_metrics_write(struct report_metrics *rm, const char *file, int exit_s
 		close(fd);
 		goto fail;
 	}
-	print_metrics(rm, exit_status, out);
+	print_metrics(rm, run_duration(rm), exit_status, out);
 	if (fflush(out) != 0 || ferror(out))
 		rc = rc ? rc : -(errno ? errno : EIO);
 	else if (fsync(fd) != 0)
@@ -496,7 +528,7 @@ static char *printed(const struct report_metrics *rm, int exit_status)
 
 	if (!out)
 		return NULL;
-	print_metrics(rm, exit_status, out);
+	print_metrics(rm, 1.5, exit_status, out);
 	fclose(out);
 	return text;
 }
@@ -583,7 +615,7 @@ int main(void)
 	struct stat st;
 	FILE *prev;
 
-	printf("1..25\n");
+	printf("1..28\n");
 	check_label("/mnt", "/mnt");
 	check_label("/mnt/a \"b\" \\c\nd", "/mnt/a \\\"b\\\" \\\\c\\nd");
 	/* not UTF-8: \xNN as in --json, its backslash escaped again */
@@ -612,6 +644,13 @@ int main(void)
 			   "# TYPE fstrim_ext_exit_status gauge\nfstrim_ext_exit_status 1\n"),
 	      "the exit status comes last");
 	check(text && !strstr(text, "audit"), "no audit series without --audit");
+	check(text && strstr(text, "# TYPE fstrim_ext_build_info gauge\n"
+				   "fstrim_ext_build_info{version=\"" PACKAGE_VERSION
+				   "\"} 1\n"),
+	      "the version, as a label of a gauge 1");
+	check(text && strstr(text, "# TYPE fstrim_ext_run_duration_seconds gauge\n"
+				   "fstrim_ext_run_duration_seconds 1.500\n"),
+	      "the run's duration in seconds");
 	free(text);
 
 	/* the refused filesystem's last success, from a file written before */
@@ -656,6 +695,18 @@ int main(void)
 			     "device=\"\",fstype=\"ext4\"} 20\n") &&
 		      !strstr(text, "fstrim_ext_audit_deleted_names"),
 	      "the audit: found, not complete (directories not scanned), its counts");
+	free(text);
+	report_metrics_free(rm2);
+
+	/* labelled by the mountpoint as mountinfo has it, not as named */
+	rm2 = report_metrics_new();
+	r = (struct fs_result){ .path = "/srv/../srv/", .mountpoint = "/srv" };
+	f = (struct report_json_fs){ .fstype = "ext4" };
+	report_metrics_add(rm2, &r, &f, 1700000002);
+	text = printed(rm2, 0);
+	check(text && strstr(text,
+			     "fstrim_ext_last_run_timestamp_seconds{mountpoint=\"/srv\","),
+	      "the mountpoint label is mountinfo's");
 	free(text);
 	report_metrics_free(rm2);
 
