@@ -53,7 +53,7 @@ _need_deb() {
 }
 
 # bats test_tags=root
-@test "the package holds the command, the units, completion, man page and cron job" {
+@test "the package holds the command, the units, completion, man page, cron job and alert rules" {
 	_need_deb
 	run -0 dpkg-deb -c "$DEB"
 	assert_line --regexp '^-rwxr-xr-x root/root .* \./usr/sbin/fstrim-ext$'
@@ -62,6 +62,7 @@ _need_deb() {
 	assert_line --regexp '^-rw-r--r-- root/root .* \./usr/share/bash-completion/completions/fstrim-ext$'
 	assert_line --regexp '^-rw-r--r-- root/root .* \./usr/share/man/man8/fstrim-ext\.8\.gz$'
 	assert_line --regexp '^-rwxr-xr-x root/root .* \./etc/cron\.weekly/fstrim-ext$'
+	assert_line --regexp '^-rw-r--r-- root/root .* \./usr/share/fstrim-ext/fstrim-ext\.rules\.yml$'
 	dpkg-deb -x "$DEB" "$BATS_TEST_TMPDIR/x"
 	run -0 grep -h '^ExecStart=\|^fstrim_ext=' "$BATS_TEST_TMPDIR/x/lib/systemd/system/fstrim-ext.service" \
 		"$BATS_TEST_TMPDIR/x/etc/cron.weekly/fstrim-ext"

@@ -43,6 +43,7 @@ make_man() {
 	sed -e "s|@PACKAGE_VERSION@|$version|g" \
 		-e 's|@systemdsystemunitdir@|/lib/systemd/system|g' \
 		-e 's|@cronweeklydir@|/etc/cron.weekly|g' \
+		-e 's|@pkgdatadir@|/usr/share/fstrim-ext|g' \
 		"$top_srcdir/man/fstrim-ext.8.in" >"$dir/man8/fstrim-ext.8"
 }
 
