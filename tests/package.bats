@@ -156,3 +156,32 @@ _named_paths() {
 	run container dpkg-query -W fstrim-ext
 	assert_failure
 }
+
+# The tests of debian/tests/control, as autopkgtest would run them against
+# the installed package. autopkgtest itself cannot run them here: they ask
+# for isolation-machine (loop devices, mounts), a virtual machine, and
+# this machine has no KVM. So each script runs as root in a container
+# booted from an overlay of this machine, with the package installed by
+# dpkg, on a loop device made here and bound in (FSTRIM_EXT_TEST_DEVICE;
+# a container cannot make one).
+# bats test_tags=root
+@test "debian/tests: the autopkgtest passes against the installed package" {
+	local tests="$FSTRIM_EXT_DEB_SRC/debian/tests"
+	_need_deb
+	run -0 sed -n 's/^Tests: //p; s/^Restrictions: //p' "$tests/control"
+	assert_output $'loop-fs\nneeds-root, isolation-machine'
+	truncate -s 64M "$BATS_TEST_TMPDIR/autopkgtest.img"
+	attach_loop "$BATS_TEST_TMPDIR/autopkgtest.img"
+	nspawn_setup --overlay
+	# shellcheck disable=SC2034  # read by nspawn_boot
+	NSPAWN_INIT_ARGS=(systemd.mask=apt-daily.timer systemd.mask=apt-daily-upgrade.timer)
+	nspawn_boot --bind-ro="$DEB_DIR:/srv/deb" --bind-ro="$tests:/srv/tests" --bind="$LOOPDEV"
+	run container dpkg -i "/srv/deb/${DEB##*/}"
+	assert_success
+	# shellcheck disable=SC2016  # expanded inside
+	run container env FSTRIM_EXT_TEST_DEVICE="$LOOPDEV" sh -c \
+		'export AUTOPKGTEST_TMP=$(mktemp -d) && exec /srv/tests/loop-fs'
+	assert_success
+	assert_line --regexp '^/tmp/.*/mnt: .* trimmed, journal checkpointed and discarded via '
+	assert_line 'loop-fs: trimmed, journal erased and verified, nothing of the deleted files left'
+}
