@@ -197,11 +197,12 @@ static int open_and_process(struct fstrim_control *ctl, const char *path,
 
 	fd = run_open(&ctl->run, path, target, mnt_id, dev, device, &r);
 	if (fd < 0) {
-		report_not_done(&ctl->out, path, source, fstype, r.jf.refused,
+		report_not_done(&ctl->out, path, target, source, fstype, r.jf.refused,
 				r.jf.error);
 		return fd;
 	}
 	rc = run_fs(&ctl->run, fd, path, device, source, fstype, &r);
+	r.res.mountpoint = target;
 	if (r.found)
 		ctl->found++;
 	report_fs(&ctl->out, &r.res, &r.jf);
@@ -214,7 +215,7 @@ static int open_and_process(struct fstrim_control *ctl, const char *path,
 static int path_failed(struct fstrim_control *ctl, const char *path, const char *refused,
 		       const char *error)
 {
-	report_not_done(&ctl->out, path, NULL, NULL, refused, error);
+	report_not_done(&ctl->out, path, NULL, NULL, NULL, refused, error);
 	return ctl->run.audit ? audit_status(ctl, 1, 1) : EXIT_FAILURE;
 }
 
@@ -322,8 +323,8 @@ static int fstrim_all(struct fstrim_control *ctl)
 				    fs->target, stop_signal_name());
 			snprintf(why, sizeof(why), "interrupted by %s",
 				 stop_signal_name());
-			report_not_done(&ctl->out, fs->target, fs->source, fs->fstype,
-					NULL, why);
+			report_not_done(&ctl->out, fs->target, fs->mountpoint, fs->source,
+					fs->fstype, NULL, why);
 			continue;
 		}
 		tried++;

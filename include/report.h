@@ -18,6 +18,8 @@
 /* What happened to one filesystem. */
 struct fs_result {
 	const char *path; /* as the user or the table named it */
+	/* the same as /proc/self/mountinfo has it (decoded), NULL when not known */
+	const char *mountpoint;
 	const char *device; /* NULL for a single path */
 	bool dry_run;
 	bool trim_done; /* FITRIM issued (or would be, in a dry run) */

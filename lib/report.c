@@ -159,8 +159,7 @@ char *report_line(const struct fs_result *res, bool verbose)
 			line = NULL;
 		}
 	} else if (asprintf(&line, "%s: %s%s%s%s", res->path,
-			    res->trim_done ? trim : journal, on,
-			    res->trim_done ? "" : kept, stopped) < 0) {
+			    res->trim_done ? trim : journal, on, kept, stopped) < 0) {
 		errno = ENOMEM;
 		line = NULL;
 	}

@@ -655,9 +655,26 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 		if (res->journal.zeroed_instead)
 			res->erase = JOURNAL_ERASE_ZEROOUT;
 		note_journal_verify(opts, path, &res->verify);
-		/* ext4 without a journal: the same read back, less the journal */
+		/*
+		 * An ext4 without a journal has none to erase, but what FITRIM
+		 * discarded and what it cannot reach are read back all the same,
+		 * as after an erase: the free space holds what deleted files left.
+		 */
 		no_journal = log_step_rc == 1 &&
 			     res->journal.unsupported == JOURNAL_NO_JOURNAL;
+		if (log_step_rc == 1 && journal_not_erased(&res->journal)) {
+			/* a journal to erase that was not: never quiet */
+			say(opts, "%s: journal step not done: %s", path,
+			    report_journal_reason(&res->journal, fstype, reason,
+						  sizeof(reason)));
+		} else if (log_step_rc == 1 && !opts->quiet_unsupp) {
+			say(opts, "%s: the journal step is not supported: %s", path,
+			    report_journal_reason(&res->journal, fstype, reason,
+						  sizeof(reason)));
+		} else if (log_step_rc < 0) {
+			say(opts, "%s: journal checkpoint failed: %s", path,
+			    strerror(-log_step_rc));
+		}
 		if (log_step_rc == 0) {
 			res->log_step_done = true;
 			/*
@@ -711,19 +728,6 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 				warn_remnants(opts, fd, path);
 				check_names(opts, fd, path, res, &reads);
 			}
-		}
-		if (log_step_rc == 1 && journal_not_erased(&res->journal)) {
-			/* a journal to erase that was not: never quiet */
-			say(opts, "%s: journal step not done: %s", path,
-			    report_journal_reason(&res->journal, fstype, reason,
-						  sizeof(reason)));
-		} else if (log_step_rc == 1 && !opts->quiet_unsupp) {
-			say(opts, "%s: the journal step is not supported: %s", path,
-			    report_journal_reason(&res->journal, fstype, reason,
-						  sizeof(reason)));
-		} else if (log_step_rc < 0) {
-			say(opts, "%s: journal checkpoint failed: %s", path,
-			    strerror(-log_step_rc));
 		}
 	}
 	note_unproven(opts, path, &stack, res);
