@@ -637,8 +637,7 @@ int main(void)
 	struct stat st;
 	FILE *prev;
 
-	printf("1..31
-");
+	printf("1..31\n");
 	check_label("/mnt", "/mnt");
 	check_label("/mnt/a \"b\" \\c\nd", "/mnt/a \\\"b\\\" \\\\c\\nd");
 	/* not UTF-8: \xNN as in --json, its backslash escaped again */
