@@ -540,6 +540,25 @@ count_held_lines() {
 	device_strings "$1" | grep -c -- "HELD-CONTENT-" || true
 }
 
+# A free extent exactly FITRIM's minimum long is discarded (ext4 takes
+# extents of at least the minimum), so the read back must read it: on a
+# device that ignores discard, a deleted 1 MiB file between two live ones
+# with -m 1M is found, all 256 blocks of it.
+@test "a device that ignores discard, -m 1M: a deleted file whose free extent is exactly the minimum is read back" {
+	# shellcheck disable=SC2034 # set by delete_between, and not needed
+	local b_first b_last c_first c_last d_first d_last
+	require_cmd filefrag
+	attach_discard_ignoring_disk 64
+	mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0 "$LOOPDEV" >/dev/null
+	track_mount -o noatime "$LOOPDEV" "$MNT"
+	delete_between 1M
+	((c_last - c_first + 1 == 256)) || fail "c is $c_first-$c_last, not 1 MiB"
+
+	run -1 --separate-stderr "$FSTRIM_EXT" --journal -m 1M "$MNT"
+	[[ $stderr == *"fstrim-ext: $MNT: the device did not erase what FITRIM discarded: 256 free blocks still hold data after a second discard"* ]] ||
+		fail "c's 256 blocks not all found: $stderr"
+}
+
 # A device that ignores discard: attach_discard_ignoring_disk.
 # The loop driver turns a write-zeroes without NOUNMAP (jbd2's zeroout)
 # into a hole punch, which this disk ignores too: the ZEROOUT checkpoint
