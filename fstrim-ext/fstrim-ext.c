@@ -281,6 +281,7 @@ static int fstrim_all(struct fstrim_control *ctl)
 		.need_discard =
 			!ctl->run.audit &&
 			!(ctl->run.journal && ctl->run.erase == JOURNAL_ERASE_ZEROOUT),
+		.journal_below_crypt = ctl->run.journal,
 		.need_writable = !ctl->run.audit || ctl->run.journal,
 	};
 	unsigned int tried = 0, failed_count = 0;

@@ -73,6 +73,12 @@ struct select_opts {
 	const char *types; /* mount -t pattern, or NULL */
 	const char *mountinfo; /* live table; NULL means /proc/self/mountinfo */
 	bool need_discard; /* a requested step needs the device to discard */
+	/*
+	 * with @need_discard: the journal step is asked, and a device below
+	 * dm-crypt that passes no discards is chosen all the same (its
+	 * journal is zeroed through the mapping, lib/journal)
+	 */
+	bool journal_below_crypt;
 	bool need_writable; /* a requested step writes to the filesystem */
 	/* the table's rules alone, without asking the running system (tests) */
 	bool table_rules_only;
