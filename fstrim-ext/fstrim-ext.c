@@ -36,6 +36,7 @@ struct fstrim_control {
 	struct report_run out; /* where the run is told (lib/report-run) */
 	unsigned int found; /* --audit: filesystems with remnants */
 	unsigned int json_opt : 1; /* -J: build out.json once the options are read */
+	unsigned int range_opt : 1; /* -o, -l, -m or --step: how FITRIM is called */
 };
 
 /* What this build does without the newer libraries' features, if anything. */
@@ -100,6 +101,32 @@ static void __attribute__((__noreturn__)) errtryhelp(void)
 	fprintf(stderr, "Try '%s --help' for more information.\n",
 		program_invocation_short_name);
 	exit(EXIT_FAILURE);
+}
+
+/*
+ * --metrics FILE is written after the work, through a temporary file in
+ * FILE's directory: a directory that is not there would fail the run only
+ * once every filesystem was trimmed and erased, so refuse it now.
+ */
+static void check_metrics_dir(const char *file)
+{
+	char *dir;
+	int rc = report_metrics_check_dir(file, &dir);
+
+	if (rc == 0) {
+		free(dir);
+		return;
+	}
+	if (!dir)
+		errx(EXIT_FAILURE, "cannot allocate memory");
+	if (rc == -ENOENT)
+		warnx("--metrics %s: directory %s does not exist", file, dir);
+	else if (rc == -ENOTDIR)
+		warnx("--metrics %s: %s is not a directory", file, dir);
+	else
+		warnx("--metrics %s: %s: %s", file, dir, strerror(-rc));
+	free(dir);
+	errtryhelp();
 }
 
 /* Like util-linux: output that could not be written is an error. */
@@ -170,11 +197,12 @@ static int open_and_process(struct fstrim_control *ctl, const char *path,
 
 	fd = run_open(&ctl->run, path, target, mnt_id, dev, device, &r);
 	if (fd < 0) {
-		report_not_done(&ctl->out, path, source, fstype, r.jf.refused,
+		report_not_done(&ctl->out, path, target, source, fstype, r.jf.refused,
 				r.jf.error);
 		return fd;
 	}
 	rc = run_fs(&ctl->run, fd, path, device, source, fstype, &r);
+	r.res.mountpoint = target;
 	if (r.found)
 		ctl->found++;
 	report_fs(&ctl->out, &r.res, &r.jf);
@@ -187,7 +215,7 @@ static int open_and_process(struct fstrim_control *ctl, const char *path,
 static int path_failed(struct fstrim_control *ctl, const char *path, const char *refused,
 		       const char *error)
 {
-	report_not_done(&ctl->out, path, NULL, NULL, refused, error);
+	report_not_done(&ctl->out, path, NULL, NULL, NULL, refused, error);
 	return ctl->run.audit ? audit_status(ctl, 1, 1) : EXIT_FAILURE;
 }
 
@@ -253,6 +281,7 @@ static int fstrim_all(struct fstrim_control *ctl)
 		.need_discard =
 			!ctl->run.audit &&
 			!(ctl->run.journal && ctl->run.erase == JOURNAL_ERASE_ZEROOUT),
+		.journal_below_crypt = ctl->run.journal,
 		.need_writable = !ctl->run.audit || ctl->run.journal,
 	};
 	unsigned int tried = 0, failed_count = 0;
@@ -295,8 +324,8 @@ static int fstrim_all(struct fstrim_control *ctl)
 				    fs->target, stop_signal_name());
 			snprintf(why, sizeof(why), "interrupted by %s",
 				 stop_signal_name());
-			report_not_done(&ctl->out, fs->target, fs->source, fs->fstype,
-					NULL, why);
+			report_not_done(&ctl->out, fs->target, fs->mountpoint, fs->source,
+					fs->fstype, NULL, why);
 			continue;
 		}
 		tried++;
@@ -378,13 +407,16 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			ctl.run.range.start = size_or_err(optarg, "offset");
+			ctl.range_opt = 1;
 			break;
 		case 'l':
 			ctl.run.range.len = size_or_err(optarg, "length");
+			ctl.range_opt = 1;
 			break;
 		case 'm':
 			ctl.run.range.minlen =
 				size_or_err(optarg, "minimum extent length");
+			ctl.range_opt = 1;
 			break;
 		case 't':
 			ctl.types = optarg;
@@ -426,6 +458,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_STEP:
 			ctl.run.step = size_or_err(optarg, "step");
+			ctl.range_opt = 1;
 			break;
 		case OPT_METRICS:
 			ctl.out.metrics_file = optarg;
@@ -466,6 +499,13 @@ int main(int argc, char **argv)
 		warnx("--types works only with --all, --fstab or --listed-in");
 		errtryhelp();
 	}
+	if (ctl.run.journal_only && ctl.range_opt) {
+		warnx("--journal-only issues no FITRIM: it takes no --offset, --length, "
+		      "--minimum or --step");
+		errtryhelp();
+	}
+	if (ctl.out.metrics_file)
+		check_metrics_dir(ctl.out.metrics_file);
 
 	if (!caps_have_sys_admin())
 		errx(EXIT_FAILURE, "CAP_SYS_ADMIN is required to trim filesystems");

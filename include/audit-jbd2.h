@@ -57,6 +57,7 @@ static inline uint32_t be32(const unsigned char *p)
 /* The journal as it lies on a device: block n of the journal is phys[n]. */
 struct journal_layout {
 	char *devpath;
+	uint64_t offset; /* bytes before block 0 on the device read (below a mapping) */
 	uint64_t *phys;
 	uint32_t mapped; /* entries in phys */
 	uint32_t bsize;

@@ -135,6 +135,7 @@ void audit_reader_close(struct audit_reader *r);
  */
 struct audit_scan {
 	uint64_t bsize;
+	uint64_t offset; /* where block 0 lies on the device read (audit_scan_device_at()) */
 	struct audit_reader *reader;
 	struct audit_free *f;
 	int (*found)(void *arg, uint64_t blk, const unsigned char *data);
@@ -147,6 +148,8 @@ void audit_scan_begin(struct audit_scan *sc, uint64_t bsize, struct audit_free *
 		      const struct audit_read *read,
 		      const struct audit_progress *progress);
 int audit_scan_device(struct audit_scan *sc, const char *path);
+/* The same for a device where block 0 lies @offset bytes in (below a mapping). */
+int audit_scan_device_at(struct audit_scan *sc, const char *path, uint64_t offset);
 int audit_scan_extent(struct audit_scan *sc, uint64_t z, uint64_t s);
 int audit_scan_end(struct audit_scan *sc, int rc);
 
@@ -169,7 +172,9 @@ struct audit_backend;
 
 /* Free blocks that read back with data after FITRIM, and what they held. */
 struct audit_free_marks {
-	char *devpath;
+	char *devpath; /* the filesystem's device */
+	char *readpath; /* the device the blocks are read on (NULL: @devpath) */
+	uint64_t offset; /* where block 0 lies on it, in bytes */
 	uint64_t bsize;
 	uint64_t gran; /* FITRIM's minimum, to tell why it left them; or 0 */
 	uint32_t unit, unit_align; /* the device's discard granularity, and

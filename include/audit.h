@@ -61,6 +61,10 @@ struct audit_journal {
 	uint64_t live_blocks; /* the log recovery would replay, newest copies */
 	uint64_t old_blocks; /* older transactions, and copies a later one
 					 * logs again or revokes: history */
+	uint64_t unsteady_blocks; /* other data at each of three reads, which
+					 * no transaction explains: the device
+					 * does not read them back the same way
+					 * twice, and what they hold is not known */
 	int error; /* 0, or the errno that stopped the count */
 };
 
@@ -182,6 +186,13 @@ void audit_dirents_free(struct audit_dirents *d);
  */
 const char *audit_dirents_why(const struct audit_dirents *d, char *buf, size_t len);
 
+/*
+ * Why the journal could not be read, for @err (an errno): strerror(), or
+ * what ENOTUNIQ means here (external_layout(): several devices carry the
+ * external journal's UUID).
+ */
+const char *audit_journal_why(int err);
+
 /* Whether the kernel advertises @name in /sys/fs/ext4/features. */
 bool audit_ext4_feature(const char *name);
 
@@ -202,7 +213,12 @@ int audit_fs(int fd, struct audit_result *out, const struct audit_progress *prog
  * erase: audit_journal_open() finds it (libext2fs) before the erase,
  * audit_journal_sequence() reads the sequence the next transaction will
  * carry from its superblock right after the erase, and
- * audit_journal_readback_since() then reads every block with O_DIRECT.
+ * audit_journal_readback_since() then reads every block with O_DIRECT:
+ * with @below, where the journal's device lies below a crypt layer
+ * (what a reader of the disk reads: a discard's zeroes), through the
+ * mapping for what the blocks mean; without, through the mapping alone
+ * (where a zeroout wrote its zeroes). audit_journal_encrypted() tells
+ * whether there is such a layer.
  * A block counts as old (@j->old_blocks) when no transaction with a
  * sequence from @since on explains it (its descriptor, commit or revoke
  * block, or a copy a descriptor announces), and it held the same bytes
@@ -214,8 +230,9 @@ int audit_fs(int fd, struct audit_result *out, const struct audit_progress *prog
 struct audit_journal_dev;
 int audit_journal_open(int fd, struct audit_journal_dev **jd);
 bool audit_journal_fast_commit(const struct audit_journal_dev *jd);
+bool audit_journal_encrypted(const struct audit_journal_dev *jd);
 int audit_journal_sequence(struct audit_journal_dev *jd, uint32_t *seq);
-int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since,
+int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since, bool below,
 				 struct audit_journal *j,
 				 const struct audit_progress *progress);
 void audit_journal_close(struct audit_journal_dev *jd);
@@ -225,13 +242,20 @@ struct audit_free_marks;
 /*
  * What a read back of free space covers: FITRIM's request (@start, @len,
  * @minlen), and on ext4 only the block groups whose byte in @groups is
- * not zero (@ngroups of them; NULL: every group). btrfs reads its whole
- * span.
+ * not zero (@ngroups of them; NULL: every group), read on @below. btrfs
+ * reads its whole span on its own devices.
  */
+struct storage_stack;
 struct audit_span {
 	uint64_t start, len, minlen;
 	const uint8_t *groups;
 	uint64_t ngroups;
+	/*
+	 * ext4: where to read, as a reader of the disk would: below the
+	 * device's device-mapper layers where they map (include/stack.h);
+	 * NULL, or a stack not mapped: the filesystem's device
+	 */
+	const struct storage_stack *below;
 };
 
 /*

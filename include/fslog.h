@@ -38,4 +38,13 @@ int fslog_journal_step(int fd, enum journal_erase how, bool dry_run,
  */
 const char *fslog_unsupported_reason(const char *fstype);
 
+/*
+ * Whether the journal step, unsupported on the filesystem (@res, of
+ * @fstype), had nothing there to do: an ext4 without a journal, a type
+ * without one to erase (xfs). Not so for an ext4 journal that could not
+ * be erased (journal_not_erased()), nor on btrfs, whose commit only
+ * --journal-erase=zeroout prevents.
+ */
+bool fslog_nothing_to_do(const char *fstype, const struct journal_result *res);
+
 #endif

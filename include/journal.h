@@ -35,6 +35,11 @@ struct audit_progress;
 struct journal_result {
 	enum journal_iface iface;
 	enum journal_unsupported unsupported;
+	/*
+	 * Erased by zeroout though discard was asked: the journal's device
+	 * lies below a crypt layer that passes no discards.
+	 */
+	bool zeroed_instead;
 	int error; /* JOURNAL_FC_UNKNOWN: why the superblock could not be read */
 };
 
@@ -71,6 +76,9 @@ enum journal_verified {
 	JOURNAL_VERIFY_ZEROED, /* some held data: erased again, then zero */
 	JOURNAL_VERIFY_DATA_LEFT, /* still data after erasing again, or that failed */
 	JOURNAL_VERIFY_UNREAD, /* could not be read back (error says why) */
+	JOURNAL_VERIFY_UNSTEADY, /* blocks no transaction explains read other
+				  * data at each read, after erasing again too:
+				  * what they hold is not known */
 };
 
 struct journal_verify {
@@ -79,6 +87,7 @@ struct journal_verify {
 	uint64_t found; /* blocks of erased transactions read back with data */
 	uint64_t left; /* ... and after erasing again */
 	uint64_t new_blocks; /* blocks of transactions committed after the erase */
+	uint64_t unsteady; /* blocks read other data at each read (audit_journal) */
 	int error; /* errno of a failed read back or second erase */
 };
 

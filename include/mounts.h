@@ -60,8 +60,8 @@ struct path_lookup {
  * Find the mount a user-given directory is the root of, by the mount
  * ID of what the path reaches (a later entry of the same mountpoint may
  * be tucked under it). @path must name an existing directory. Without
- * /proc, statx alone decides where it can (see the README). Returns 0
- * and fills @fs, or fills @why->refusal; -errno on other errors.
+ * /proc, statx alone decides where it can (doc/fstrim-differences.md).
+ * Returns 0 and fills @fs, or fills @why->refusal; -errno on other errors.
  */
 int mounts_lookup_path(const char *path, struct fs_entry *fs, struct path_lookup *why);
 void path_lookup_free(struct path_lookup *why);
@@ -73,6 +73,12 @@ struct select_opts {
 	const char *types; /* mount -t pattern, or NULL */
 	const char *mountinfo; /* live table; NULL means /proc/self/mountinfo */
 	bool need_discard; /* a requested step needs the device to discard */
+	/*
+	 * with @need_discard: the journal step is asked, and a device below
+	 * dm-crypt that passes no discards is chosen all the same (its
+	 * journal is zeroed through the mapping, lib/journal)
+	 */
+	bool journal_below_crypt;
 	bool need_writable; /* a requested step writes to the filesystem */
 	/* the table's rules alone, without asking the running system (tests) */
 	bool table_rules_only;
@@ -89,9 +95,10 @@ enum select_status {
 
 /*
  * Choose the filesystems of the first non-empty table in opts->tables,
- * with fstrim's rules (see the README for where they differ). Returns
- * a select_status, or -errno; on failure *failed names the file (the
- * caller frees it). Entries not chosen are in list->skipped.
+ * with fstrim's rules (doc/fstrim-differences.md says where they
+ * differ). Returns a select_status, or -errno; on failure *failed names
+ * the file (the caller frees it). Entries not chosen are in
+ * list->skipped.
  */
 int mounts_select(const struct select_opts *opts, struct fs_list *list, char **failed);
 

@@ -21,7 +21,7 @@ struct trim_target;
  * set over a block freed during the walk (the walk lets go of the group
  * lock). So a group is passed over only when all of these hold:
  *  - the last --journal run of this mount of the filesystem (same UUID,
- *    mount count, last mount time and boot) read the group back clean and
+ *    device, mount count, last mount time and boot) read the group back clean and
  *    kept the allocator's account of it from /proc/fs/ext4/DEV/mb_groups
  *    (free count, fragments, first free, free extents by order) in its
  *    state file;

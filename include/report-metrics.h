@@ -34,6 +34,15 @@ int report_metrics_add(struct report_metrics *rm, const struct fs_result *res,
  */
 int report_metrics_write(struct report_metrics *rm, const char *file, int exit_status);
 
+/*
+ * Whether the directory that @file is written in (its temporary file
+ * beside it) is there, to be asked before any work: 0; -ENOENT and the
+ * like from stat(2); -ENOTDIR when it is not a directory; -ENOMEM. Sets
+ * *@dir to that directory's name, for the message (the caller frees it;
+ * NULL on ENOMEM).
+ */
+int report_metrics_check_dir(const char *file, char **dir);
+
 void report_metrics_free(struct report_metrics *rm);
 
 #endif /* FSTRIM_EXT_REPORT_METRICS_H */

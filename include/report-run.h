@@ -50,9 +50,13 @@ void report_progress(enum run_progress when, const char *path,
 void report_fs(struct report_run *rr, const struct fs_result *res,
 	       const struct report_json_fs *jf);
 
-/* A filesystem that was refused or could not be opened: only --json tells more. */
-void report_not_done(struct report_run *rr, const char *path, const char *source,
-		     const char *fstype, const char *refused, const char *error);
+/*
+ * A filesystem that was refused or could not be opened: only --json tells
+ * more. @mountpoint as in struct fs_result, NULL when not known.
+ */
+void report_not_done(struct report_run *rr, const char *path, const char *mountpoint,
+		     const char *source, const char *fstype, const char *refused,
+		     const char *error);
 
 /*
  * An entry of the table that looks like a block-device filesystem and

@@ -18,6 +18,8 @@
 /* What happened to one filesystem. */
 struct fs_result {
 	const char *path; /* as the user or the table named it */
+	/* the same as /proc/self/mountinfo has it (decoded), NULL when not known */
+	const char *mountpoint;
 	const char *device; /* NULL for a single path */
 	bool dry_run;
 	bool trim_done; /* FITRIM issued (or would be, in a dry run) */
@@ -35,6 +37,11 @@ struct fs_result {
 	bool trim_checked; /* free space read back after the last FITRIM */
 	struct audit_free trim_check;
 	struct readset_summary readback; /* what trim_check covered, and why */
+	/*
+	 * The read backs read through a device-mapper layer that fstrim-ext
+	 * cannot map: "dm-3 (vg-pool), a thin target"; "" when none
+	 */
+	char unproven_below[192];
 	/* free blocks FITRIM cannot reach, read before the trims and after */
 	struct audit_free unreached_check;
 	/* ext4's directories read back after the journal step */
@@ -84,6 +91,13 @@ uint64_t report_unsteady(const struct fs_result *res);
  * filesystem too.
  */
 uint64_t report_names_left(const struct fs_result *res);
+
+/*
+ * Where the read backs read through a layer fstrim-ext cannot map, so
+ * that what lies below it was not read: the layer, else NULL. Fails the
+ * filesystem too: the erase is not proven.
+ */
+const char *report_unproven_below(const struct fs_result *res);
 
 /* Status of -a/-A/-I from the number of filesystems tried and failed. */
 int report_all_status(unsigned int tried, unsigned int failed);

@@ -21,6 +21,7 @@
 #include "audit-read.h"
 #include "extfs.h"
 #include "remnants.h"
+#include "stack.h"
 
 /* ---- free space --------------------------------------------------------- */
 
@@ -115,7 +116,8 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 			   struct audit_free *f, const struct audit_progress *progress)
 {
 	const char *devpath = data->path;
-	uint64_t bsize = fs->blocksize;
+	struct storage_stack below;
+	uint64_t bsize = fs->blocksize, offset = 0;
 	blk64_t start = fs->super->s_first_data_block,
 		end = ext2fs_blocks_count(fs->super);
 	struct block_list found = { 0 };
@@ -139,7 +141,12 @@ static int read_free_space(int fd, ext2_filsys fs, const struct audit_device *da
 			 progress);
 	sc.found = found_free_block;
 	sc.arg = &found;
-	rc = audit_scan_device(&sc, devpath);
+	/* as a reader of the disk reads it: below dm-crypt, a discard's zeroes */
+	if (stack_describe(data->devno, &below) == 0 && below.kind == STACK_MAPPED) {
+		devpath = below.bottom;
+		offset = below.offset;
+	}
+	rc = audit_scan_device_at(&sc, devpath, offset);
 	for (blk64_t b = start; b < end && !rc;) {
 		blk64_t z, s;
 
@@ -241,6 +248,9 @@ static int audit_ext4(int fd, struct audit_result *out,
  */
 struct free_reader {
 	struct audit_device dev;
+	/* where the blocks are read: below the device's mapping, or the device */
+	char *readpath;
+	uint64_t offset;
 	ext2_filsys fs;
 	struct audit_scan scan;
 	bool begun;
@@ -251,7 +261,8 @@ struct free_reader {
 };
 
 static int free_reader_open(struct free_reader *r, int fd, struct audit_free *out,
-			    const char *what, const struct audit_progress *progress)
+			    const char *what, const struct audit_span *span,
+			    const struct audit_progress *progress)
 {
 	struct stat st;
 	int rc;
@@ -270,6 +281,13 @@ static int free_reader_open(struct free_reader *r, int fd, struct audit_free *ou
 	if (rc)
 		return rc;
 	out->block_size = r->fs->blocksize;
+	/* as a reader of the disk reads it: below a crypt layer, a discard's zeroes */
+	if (span->below && span->below->kind == STACK_MAPPED) {
+		r->readpath = strdup(span->below->bottom);
+		if (!r->readpath)
+			return -ENOMEM;
+		r->offset = span->below->offset;
+	}
 	return 0;
 }
 
@@ -298,7 +316,8 @@ static int free_reader_begin(struct free_reader *r, blk64_t first, blk64_t end)
 	r->scan.found = found_marked;
 	r->scan.arg = r;
 	r->begun = true;
-	return audit_scan_device(&r->scan, r->dev.path);
+	return audit_scan_device_at(&r->scan, r->readpath ? r->readpath : r->dev.path,
+				    r->offset);
 }
 
 /*
@@ -320,6 +339,9 @@ static int free_reader_close(struct free_reader *r, int rc, struct audit_free *o
 		if (*marks) {
 			(*marks)->backend = &audit_ext4_backend;
 			(*marks)->devpath = r->dev.path;
+			(*marks)->readpath = r->readpath;
+			(*marks)->offset = r->offset;
+			r->readpath = NULL;
 			(*marks)->bsize = r->fs->blocksize;
 			(*marks)->unit = r->dev.discard_granularity;
 			(*marks)->unit_align = r->dev.discard_alignment;
@@ -331,6 +353,7 @@ static int free_reader_close(struct free_reader *r, int rc, struct audit_free *o
 	blocks_free(&r->found);
 	out->read = rc == 0;
 	out->error = -rc;
+	free(r->readpath);
 	free(r->dev.path);
 	if (r->fs)
 		ext2fs_close_free(&r->fs);
@@ -380,7 +403,7 @@ static int ext4_readback(int fd, const struct audit_span *span, struct audit_fre
 	ext2_filsys fs;
 	int rc;
 
-	rc = free_reader_open(&r, fd, out, "reading back the free space", progress);
+	rc = free_reader_open(&r, fd, out, "reading back the free space", span, progress);
 	if (rc)
 		return free_reader_close(&r, rc, out, NULL);
 	fs = r.fs;
@@ -425,7 +448,7 @@ static int ext4_unreachable(int fd, const struct audit_span *span, struct audit_
 
 	*marks = NULL;
 	rc = free_reader_open(&r, fd, out, "reading the free space FITRIM cannot reach",
-			      progress);
+			      span, progress);
 	if (!rc)
 		rc = ext2fs_read_block_bitmap(r.fs) ? -EIO : 0;
 	if (!rc)
@@ -510,12 +533,13 @@ static int ext4_recheck(int fd, struct audit_free_marks *marks, struct audit_fre
 	size_t i, n = 0;
 	int dev, rc = 0;
 
-	dev = audit_direct_open(marks->devpath, span, &buf);
+	dev = audit_direct_open(marks->readpath ? marks->readpath : marks->devpath, span,
+				&buf);
 	if (dev < 0)
 		return dev;
 	for (i = 0; i < l->count && !rc; i++) {
 		/* O_DIRECT reads whole aligned pieces: the one holding the block */
-		uint64_t at = l->v[i] * marks->bsize;
+		uint64_t at = marks->offset + l->v[i] * marks->bsize;
 		uint64_t piece = at / DIRECT_ALIGN * DIRECT_ALIGN;
 
 		rc = audit_block_reread(dev, buf, span, piece, at - piece, marks->bsize,

@@ -33,6 +33,15 @@ static int probe_checkpoint(int fd, __u32 flags)
 	return -errno;
 }
 
+const char *audit_journal_why(int err)
+{
+	if (err == ENOTUNIQ)
+		return "several devices carry the external journal's UUID, and the "
+		       "device number in the superblock names none of them: which one "
+		       "the kernel uses cannot be told";
+	return strerror(err);
+}
+
 bool audit_ext4_feature(const char *name)
 {
 	char path[PATH_MAX];
@@ -115,6 +124,7 @@ void audit_free_marks_free(struct audit_free_marks *marks)
 	blocks_free(&marks->blocks);
 	audit_btrfs_marks_free(marks->btrfs);
 	free(marks->devpath);
+	free(marks->readpath);
 	free(marks);
 }
 

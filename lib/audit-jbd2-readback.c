@@ -17,10 +17,18 @@
 #include "audit-jbd2.h"
 #include "audit-read.h"
 #include "extfs.h"
+#include "stack.h"
 
 struct audit_journal_dev {
 	struct journal_layout jl;
 	int dev; /* the journal's device, O_DIRECT */
+	/*
+	 * Below a crypt layer, the device where the bytes lie, O_DIRECT, and
+	 * where the journal's device begins on it; -1 for none. A discard
+	 * leaves zeroes there, and their decryption in the mapping.
+	 */
+	int below;
+	uint64_t below_offset;
 	unsigned char *buf; /* one block */
 	bool fast_commit; /* the filesystem has the fast_commit feature */
 };
@@ -31,9 +39,33 @@ void audit_journal_close(struct audit_journal_dev *jd)
 		return;
 	if (jd->dev >= 0)
 		close(jd->dev);
+	if (jd->below >= 0)
+		close(jd->below);
 	free(jd->buf);
 	layout_free(&jd->jl);
 	free(jd);
+}
+
+/*
+ * Where the journal's device lies below a crypt layer, opened into
+ * @jd->below; nothing where no crypt layer maps it. Returns 0 or -errno.
+ */
+static int open_below(struct audit_journal_dev *jd)
+{
+	struct storage_stack s;
+	unsigned char *buf;
+	struct stat st;
+
+	if (stat(jd->jl.devpath, &st) != 0)
+		return -errno;
+	if (stack_describe(st.st_rdev, &s) != 0 || s.kind != STACK_MAPPED || !s.encrypted)
+		return 0;
+	jd->below = audit_direct_open(s.bottom, DIRECT_ALIGN, &buf);
+	if (jd->below < 0)
+		return jd->below;
+	free(buf);
+	jd->below_offset = s.offset;
+	return 0;
 }
 
 int audit_journal_open(int fd, struct audit_journal_dev **out)
@@ -50,7 +82,7 @@ int audit_journal_open(int fd, struct audit_journal_dev **out)
 	jd = calloc(1, sizeof(*jd));
 	if (!jd)
 		return -ENOMEM;
-	jd->dev = -1;
+	jd->dev = jd->below = -1;
 	audit_describe_device(st.st_dev, &res.data);
 	rc = res.data.path ? extfs_open(res.data.path, 0, &fs) : -ENOENT;
 	if (!rc && !ext2fs_has_feature_journal(fs->super))
@@ -68,6 +100,8 @@ int audit_journal_open(int fd, struct audit_journal_dev **out)
 					    &jd->buf);
 		rc = jd->dev < 0 ? jd->dev : read_layout_sb(jd->dev, &jd->jl, jd->buf);
 	}
+	if (!rc)
+		rc = open_below(jd);
 	if (fs)
 		ext2fs_close_free(&fs);
 	audit_result_free(&res);
@@ -82,6 +116,11 @@ int audit_journal_open(int fd, struct audit_journal_dev **out)
 bool audit_journal_fast_commit(const struct audit_journal_dev *jd)
 {
 	return jd->fast_commit;
+}
+
+bool audit_journal_encrypted(const struct audit_journal_dev *jd)
+{
+	return jd->below >= 0;
 }
 
 int audit_journal_sequence(struct audit_journal_dev *jd, uint32_t *seq)
@@ -140,10 +179,11 @@ static void explain_header(const struct journal_layout *jl, const unsigned char 
  * told to @progress (NULL for none) as the read @what.
  */
 static int read_pass(struct audit_journal_dev *jd, uint32_t since, unsigned char *big,
-		     struct journal_pass *p, const char *what,
+		     unsigned char *below, struct journal_pass *p, const char *what,
 		     const struct audit_progress *progress)
 {
 	const struct journal_layout *jl = &jd->jl;
+	struct journal_layout at_below = *jl;
 	uint32_t blk, k, pending = UINT32_MAX;
 	struct audit_read read = {
 		.what = what,
@@ -161,17 +201,28 @@ static int read_pass(struct audit_journal_dev *jd, uint32_t since, unsigned char
 		uint32_t n;
 
 		rc = read_jrun(jd->dev, jl, blk, big, &n);
+		if (!rc && below) {
+			uint32_t m;
+
+			at_below.offset = jd->below_offset;
+			rc = read_jrun(jd->below, &at_below, blk, below, &m);
+			if (!rc && m != n)
+				rc = -EIO;
+		}
 		if (rc)
 			break;
 		for (k = 0; k < n; k++, blk++) {
 			const unsigned char *b = big + (size_t)k * jl->bsize;
+			/* what the block holds on the disk; @b, what it means */
+			const unsigned char *held =
+				below ? below + (size_t)k * jl->bsize : b;
 
-			if (audit_block_is_zero(b, jl->bsize)) {
+			if (audit_block_is_zero(held, jl->bsize)) {
 				pending = UINT32_MAX;
 				continue;
 			}
 			p->nonzero[blk] = 1;
-			p->hash[blk] = ext2fs_crc32c_le(~0U, b, jl->bsize);
+			p->hash[blk] = ext2fs_crc32c_le(~0U, held, jl->bsize);
 			if (blk >= jl->last)
 				audit_fc_explain(b, jl->bsize, blk, since, &pending,
 						 p->explained);
@@ -185,13 +236,31 @@ static int read_pass(struct audit_journal_dev *jd, uint32_t since, unsigned char
 	return rc;
 }
 
-int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since,
+/*
+ * Whether block @blk, which no transaction explained at the first read
+ * (@one), read other data, or zero, at the second (@two), no transaction
+ * explaining it there either; with @three, the same again at a third.
+ */
+static bool unsteady_now(const struct journal_pass *one, const struct journal_pass *two,
+			 const struct journal_pass *three, uint32_t blk)
+{
+	if (!one->nonzero[blk] || one->explained[blk] || two->explained[blk])
+		return false;
+	if (two->nonzero[blk] && two->hash[blk] == one->hash[blk])
+		return false;
+	if (!three)
+		return true;
+	return !three->explained[blk] && (!three->nonzero[blk] || !two->nonzero[blk] ||
+					  three->hash[blk] != two->hash[blk]);
+}
+
+int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since, bool below,
 				 struct audit_journal *j,
 				 const struct audit_progress *progress)
 {
 	const struct journal_layout *jl = &jd->jl;
-	struct journal_pass one = { 0 }, two = { 0 };
-	unsigned char *big = NULL;
+	struct journal_pass one = { 0 }, two = { 0 }, three = { 0 };
+	unsigned char *big = NULL, *held = NULL;
 	uint64_t unexplained = 0;
 	uint32_t blk;
 	int rc;
@@ -199,7 +268,12 @@ int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since,
 	memset(j, 0, sizeof(*j));
 	if (posix_memalign((void **)&big, DIRECT_ALIGN, READ_CHUNK))
 		return -ENOMEM;
-	rc = read_pass(jd, since, big, &one, "reading back the journal", progress);
+	if (below && jd->below >= 0 &&
+	    posix_memalign((void **)&held, DIRECT_ALIGN, READ_CHUNK)) {
+		free(big);
+		return -ENOMEM;
+	}
+	rc = read_pass(jd, since, big, held, &one, "reading back the journal", progress);
 	for (blk = jl->first; !rc && blk < jl->maxlen; blk++)
 		unexplained += one.nonzero[blk] && !one.explained[blk];
 	/*
@@ -209,15 +283,32 @@ int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since,
 	 * from @since on explains it either time.
 	 */
 	if (!rc && unexplained)
-		rc = read_pass(jd, since, big, &two, "reading back the journal again",
-			       progress);
+		rc = read_pass(jd, since, big, held, &two,
+			       "reading back the journal again", progress);
+	/*
+	 * A block no transaction explains, read other (or zero) the second
+	 * time: a writer's copy read before its descriptor again, or a
+	 * device that answers each read anew. A third read tells: what no
+	 * transaction explains then either is an unsteady read, not proof.
+	 */
+	unexplained = 0;
+	for (blk = jl->first; !rc && two.nonzero && blk < jl->maxlen; blk++)
+		unexplained += unsteady_now(&one, &two, NULL, blk);
+	if (!rc && unexplained)
+		rc = read_pass(jd, since, big, held, &three,
+			       "reading back the journal a third time", progress);
 	for (blk = jl->first; !rc && blk < jl->maxlen; blk++) {
 		j->blocks++;
 		if (!one.nonzero[blk])
 			continue;
 		j->nonzero_blocks++;
-		if (one.explained[blk] || !two.nonzero || !two.nonzero[blk] ||
-		    two.explained[blk] || two.hash[blk] != one.hash[blk])
+		if (one.explained[blk] || !two.nonzero)
+			j->live_blocks++;
+		else if (unsteady_now(&one, &two, three.nonzero ? &three : NULL, blk))
+			j->unsteady_blocks++;
+		else if (!two.nonzero[blk] || two.explained[blk] ||
+			 two.hash[blk] != one.hash[blk] ||
+			 (three.nonzero && three.explained[blk]))
 			j->live_blocks++;
 		else
 			j->old_blocks++;
@@ -227,6 +318,8 @@ int audit_journal_readback_since(struct audit_journal_dev *jd, uint32_t since,
 	j->error = -rc;
 	pass_free(&one);
 	pass_free(&two);
+	pass_free(&three);
 	free(big);
+	free(held);
 	return rc;
 }

@@ -62,7 +62,8 @@ static int cmp_logged(const void *a, const void *b)
 static int read_jblock(int dev, const struct journal_layout *jl, uint32_t jblk,
 		       unsigned char *buf)
 {
-	ssize_t got = pread(dev, buf, jl->bsize, (off_t)(jl->phys[jblk] * jl->bsize));
+	ssize_t got = pread(dev, buf, jl->bsize,
+			    (off_t)(jl->offset + jl->phys[jblk] * jl->bsize));
 
 	if (got < 0)
 		return -errno;
@@ -89,7 +90,8 @@ int read_jrun(int dev, const struct journal_layout *jl, uint32_t blk, unsigned c
 	while (blk + *n < jl->maxlen && *n < READ_CHUNK / jl->bsize &&
 	       jl->phys[blk + *n] == jl->phys[blk] + *n)
 		(*n)++;
-	got = pread(dev, big, (size_t)*n * jl->bsize, (off_t)(jl->phys[blk] * jl->bsize));
+	got = pread(dev, big, (size_t)*n * jl->bsize,
+		    (off_t)(jl->offset + jl->phys[blk] * jl->bsize));
 	if (got != (ssize_t)*n * jl->bsize)
 		return got < 0 ? -errno : -EIO;
 	return 0;
@@ -521,7 +523,8 @@ static int classify_log(int dev, const struct journal_layout *jl, ext2_filsys fs
 /* Read the superblock at journal block 0 and the log's bounds. */
 int read_layout_sb(int dev, struct journal_layout *jl, unsigned char *buf)
 {
-	ssize_t got = pread(dev, buf, DIRECT_ALIGN, (off_t)(jl->phys[0] * jl->bsize));
+	ssize_t got = pread(dev, buf, DIRECT_ALIGN,
+			    (off_t)(jl->offset + jl->phys[0] * jl->bsize));
 
 	if (got != DIRECT_ALIGN)
 		return got < 0 ? -errno : -EIO;
@@ -696,21 +699,94 @@ static char *journal_by_devno(ext2_filsys fs)
 }
 
 /*
- * An external journal (mke2fs -O journal_dev) is found by the UUID the
- * filesystem records, or where that finds no device (no udev links, a
- * device blkid does not scan) by the device number it records, taken
- * only if the journal superblock there carries that UUID. Its superblock
- * follows the ext2 superblock, and its block numbers are the device's own.
+ * Read the journal superblock of the external journal device @path of @fs
+ * (at block @sb_block): its length and block size. Returns 0, -ENOENT
+ * when it is not the journal @fs names (another UUID), -EUCLEAN when it
+ * is no journal, or -errno.
+ */
+static int external_sb(ext2_filsys fs, const char *path, uint32_t sb_block,
+		       uint32_t *maxlen, uint32_t *bsize)
+{
+	unsigned char *buf = NULL;
+	int dev, rc = 0;
+
+	dev = audit_direct_open(path, DIRECT_ALIGN, &buf);
+	if (dev < 0)
+		return dev;
+	errno = 0;
+	if (pread(dev, buf, DIRECT_ALIGN, (off_t)sb_block * fs->blocksize) !=
+	    DIRECT_ALIGN)
+		rc = errno ? -errno : -EIO;
+	else if (be32(buf) != JBD2_MAGIC)
+		rc = -EUCLEAN;
+	else if (memcmp(buf + JBD2_SB_UUID, fs->super->s_journal_uuid, 16))
+		rc = -ENOENT;
+	*maxlen = rc ? 0 : be32(buf + JBD2_SB_MAXLEN);
+	*bsize = rc ? 0 : be32(buf + JBD2_SB_BLOCKSIZE);
+	free(buf);
+	close(dev);
+	return rc;
+}
+
+/*
+ * The one device that carries the journal UUID @uuid, into *@path.
+ * Returns 0, -ENOENT when none does, -ENOTUNIQ when several do (a clone,
+ * a snapshot, an image attached for forensics): which one the kernel
+ * uses cannot be told from the UUID.
+ */
+static int journal_by_uuid(const char *uuid, char **path)
+{
+	blkid_cache cache = NULL;
+	blkid_dev_iterate iter;
+	blkid_dev dev;
+	unsigned int n = 0;
+
+	*path = NULL;
+	/* "/dev/null": scan the devices, and leave blkid's cache file alone */
+	if (blkid_get_cache(&cache, "/dev/null") != 0)
+		return -ENOMEM;
+	blkid_probe_all(cache);
+	iter = blkid_dev_iterate_begin(cache);
+	if (iter && blkid_dev_set_search(iter, "UUID", (char *)uuid) == 0) {
+		while (blkid_dev_next(iter, &dev) == 0) {
+			dev = blkid_verify(cache, dev);
+			if (!dev)
+				continue;
+			if (!n++)
+				*path = strdup(blkid_dev_devname(dev));
+		}
+	}
+	blkid_dev_iterate_end(iter);
+	/* without a scan (udev's links only): what blkid finds by the tag */
+	if (!n) {
+		*path = blkid_evaluate_tag("UUID", uuid, &cache);
+		n = *path != NULL;
+	}
+	blkid_put_cache(cache);
+	if (n > 1) {
+		free(*path);
+		*path = NULL;
+		return -ENOTUNIQ;
+	}
+	return *path ? 0 : -ENOENT;
+}
+
+/*
+ * An external journal (mke2fs -O journal_dev) is the device the kernel
+ * opened at mount: ext4 records its number in the superblock
+ * (s_journal_dev; a read-write mount writes the number of the device it
+ * used), taken when the journal superblock there carries the UUID the
+ * filesystem names. Where it does not, the one device that carries the
+ * UUID; two that do (a clone) cannot be told apart, and the journal is
+ * not read (-ENOTUNIQ). Its superblock follows the ext2 superblock, and
+ * its block numbers are the device's own.
  */
 int external_layout(ext2_filsys fs, struct audit_result *out, struct journal_layout *jl)
 {
 	struct audit_journal *j = &out->journal;
-	unsigned char *buf = NULL;
-	blkid_cache cache = NULL;
-	uint32_t sb_block, maxlen, i;
-	bool by_devno = false;
+	uint32_t sb_block, maxlen = 0, i;
 	struct stat st;
-	int dev, rc = 0;
+	int rc;
 	char *path;
 
 	snprintf(j->uuid, sizeof(j->uuid),
@@ -724,37 +800,21 @@ int external_layout(ext2_filsys fs, struct audit_result *out, struct journal_lay
 		 fs->super->s_journal_uuid[12], fs->super->s_journal_uuid[13],
 		 fs->super->s_journal_uuid[14], fs->super->s_journal_uuid[15]);
 
-	/* "/dev/null": scan the devices, and leave blkid's cache file alone */
-	if (blkid_get_cache(&cache, "/dev/null") != 0)
-		return -ENOMEM;
-	path = blkid_evaluate_tag("UUID", j->uuid, &cache);
-	blkid_put_cache(cache);
-	if (!path) {
-		path = journal_by_devno(fs);
-		by_devno = true;
-	}
-	if (!path)
-		return -ENOENT;
-	out->journal_dev.path = path;
-	if (stat(path, &st) == 0 && S_ISBLK(st.st_mode))
-		audit_describe_device(st.st_rdev, &out->journal_dev);
-
 	/* the journal's length is in its superblock: read that first */
 	sb_block = (uint32_t)ext2fs_journal_sb_start((int)fs->blocksize);
-	dev = audit_direct_open(path, DIRECT_ALIGN, &buf);
-	if (dev < 0)
-		return dev;
-	if (pread(dev, buf, DIRECT_ALIGN, (off_t)sb_block * fs->blocksize) !=
-	    DIRECT_ALIGN)
-		rc = errno ? -errno : -EIO;
-	else if (be32(buf) != JBD2_MAGIC)
-		rc = -EUCLEAN;
-	else if (by_devno && memcmp(buf + JBD2_SB_UUID, fs->super->s_journal_uuid, 16))
-		rc = -ENOENT;
-	maxlen = rc ? 0 : be32(buf + JBD2_SB_MAXLEN);
-	jl->bsize = rc ? 0 : be32(buf + JBD2_SB_BLOCKSIZE);
-	free(buf);
-	close(dev);
+	path = journal_by_devno(fs);
+	rc = path ? external_sb(fs, path, sb_block, &maxlen, &jl->bsize) : -ENOENT;
+	if (rc == -ENOENT || rc == -EUCLEAN) {
+		free(path);
+		rc = journal_by_uuid(j->uuid, &path);
+		if (!rc)
+			rc = external_sb(fs, path, sb_block, &maxlen, &jl->bsize);
+	}
+	if (path) {
+		out->journal_dev.path = path;
+		if (stat(path, &st) == 0 && S_ISBLK(st.st_mode))
+			audit_describe_device(st.st_rdev, &out->journal_dev);
+	}
 	if (rc)
 		return rc;
 	if (jl->bsize < 1024 || jl->bsize > 65536 || maxlen <= sb_block)

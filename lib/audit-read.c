@@ -357,13 +357,14 @@ void audit_scan_begin(struct audit_scan *sc, uint64_t bsize, struct audit_free *
 /* Count the piece @p that was read, and test each of its blocks. */
 static int scan_piece(struct audit_scan *sc, const struct audit_piece *p)
 {
-	uint64_t bsize = sc->bsize, at = p->off / bsize, n = p->len / bsize, k;
+	uint64_t bsize = sc->bsize, at = (p->off - sc->offset) / bsize,
+		 n = p->len / bsize, k;
 	int rc = 0;
 
 	if (!p->len)
 		return 0;
 	sc->f->read_bytes += p->len;
-	sc->read.done = sc->read.at ? p->off + p->len : sc->f->read_bytes;
+	sc->read.done = sc->read.at ? p->off - sc->offset + p->len : sc->f->read_bytes;
 	audit_read_tell(sc->progress, AUDIT_READ_PIECE, &sc->read);
 	for (k = 0; k < n && !rc; k++)
 		if (!audit_block_is_zero(p->data + k * bsize, bsize))
@@ -389,8 +390,14 @@ static int scan_close(struct audit_scan *sc, int rc)
 
 int audit_scan_device(struct audit_scan *sc, const char *path)
 {
+	return audit_scan_device_at(sc, path, 0);
+}
+
+int audit_scan_device_at(struct audit_scan *sc, const char *path, uint64_t offset)
+{
 	int rc = scan_close(sc, 0);
 
+	sc->offset = offset;
 	return rc ? rc : audit_reader_open(&sc->reader, path, SCAN_CHUNK);
 }
 
@@ -403,7 +410,8 @@ int audit_scan_extent(struct audit_scan *sc, uint64_t z, uint64_t s)
 		uint64_t n = s - z < per_chunk ? s - z : per_chunk;
 		struct audit_piece p;
 
-		rc = audit_reader_next(sc->reader, z * sc->bsize, n * sc->bsize, &p);
+		rc = audit_reader_next(sc->reader, sc->offset + z * sc->bsize,
+				       n * sc->bsize, &p);
 		if (!rc)
 			rc = scan_piece(sc, &p);
 		z += n;

@@ -119,7 +119,8 @@ char *audit_describe(const char *path, const struct audit_result *res, int rc,
 	if (!res->journal.present)
 		fputs("no journal", f);
 	else if (!res->journal.read)
-		fprintf(f, "journal not read (%s)", strerror(res->journal.error));
+		fprintf(f, "journal not read (%s)",
+			audit_journal_why(res->journal.error));
 	else
 		fprintf(f,
 			"journal: %" PRIu64 " of %" PRIu64 " blocks hold older "

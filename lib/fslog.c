@@ -72,3 +72,11 @@ const char *fslog_unsupported_reason(const char *fstype)
 		       "only FITRIM erases (use --journal-erase=discard)";
 	return NULL;
 }
+
+bool fslog_nothing_to_do(const char *fstype, const struct journal_result *res)
+{
+	if (res->unsupported == JOURNAL_NO_JOURNAL)
+		return true;
+	return res->unsupported == JOURNAL_NOT_EXT4 &&
+	       !(fstype && !strcmp(fstype, "btrfs"));
+}

@@ -94,20 +94,27 @@ static int erase_ioctl(int fd, enum journal_erase how, bool dry_run, bool chkpt_
  * back again; each read told to @progress.
  */
 static void verify(int fd, struct audit_journal_dev *jd, uint32_t since,
-		   bool chkpt_zeroout, struct journal_verify *v,
+		   enum journal_erase how, bool chkpt_zeroout, struct journal_verify *v,
 		   const struct audit_progress *progress)
 {
 	enum journal_iface iface;
 	struct audit_journal j;
 	int rc;
 
-	rc = audit_journal_readback_since(jd, since, &j, progress);
+	/* a discard's zeroes lie below a crypt layer, a zeroout's in the mapping */
+	rc = audit_journal_readback_since(jd, since, how == JOURNAL_ERASE_DISCARD, &j,
+					  progress);
 	if (rc) {
 		v->state = JOURNAL_VERIFY_UNREAD;
 		v->error = -rc;
 		return;
 	}
-	v->found = v->left = j.old_blocks;
+	/*
+	 * Blocks that read other data at each read are no proof either way:
+	 * erased again like blocks left, and judged again after.
+	 */
+	v->found = v->left = j.old_blocks + j.unsteady_blocks;
+	v->unsteady = j.unsteady_blocks;
 	v->new_blocks = j.live_blocks;
 	if (!v->found) {
 		v->state = JOURNAL_VERIFY_ZERO;
@@ -119,12 +126,20 @@ static void verify(int fd, struct audit_journal_dev *jd, uint32_t since,
 						      "EXT4_IOC_CHECKPOINT ZEROOUT";
 	if (!v->error) {
 		if ((rc = audit_journal_sequence(jd, &since)) != 0 ||
-		    (rc = audit_journal_readback_since(jd, since, &j, progress)) != 0)
+		    (rc = audit_journal_readback_since(jd, since, false, &j, progress)) !=
+			    0) {
 			v->error = -rc;
-		else
+		} else {
 			v->left = j.old_blocks;
+			v->unsteady = j.unsteady_blocks;
+		}
 	}
-	v->state = v->left || v->error ? JOURNAL_VERIFY_DATA_LEFT : JOURNAL_VERIFY_ZEROED;
+	if (v->left || v->error)
+		v->state = JOURNAL_VERIFY_DATA_LEFT;
+	else if (v->unsteady)
+		v->state = JOURNAL_VERIFY_UNSTEADY;
+	else
+		v->state = JOURNAL_VERIFY_ZEROED;
 }
 
 int journal_erase(int fd, enum journal_erase how, bool dry_run,
@@ -139,6 +154,7 @@ int journal_erase(int fd, enum journal_erase how, bool dry_run,
 
 	res->iface = JOURNAL_IFACE_NONE;
 	res->unsupported = JOURNAL_OK;
+	res->zeroed_instead = false;
 	if (v)
 		memset(v, 0, sizeof(*v));
 
@@ -189,6 +205,17 @@ int journal_erase(int fd, enum journal_erase how, bool dry_run,
 	/* FS_IOC_CHKPT_JRNL's zeroout: read once, for the erase and the redo */
 	chkpt_zeroout = audit_ext4_feature(EXT4_FEATURE_CHKPT_JRNL_ZEROOUT);
 	rc = erase_ioctl(fd, how, dry_run, chkpt_zeroout, &res->iface);
+	/*
+	 * Below a crypt layer that passes no discards (a crypttab without
+	 * "discard"), zeroes written through the mapping are the erase: the
+	 * disk then holds the encryption of zeroes, where the journal was.
+	 */
+	if (rc == EOPNOTSUPP && how == JOURNAL_ERASE_DISCARD && !jrc &&
+	    audit_journal_encrypted(jd)) {
+		how = JOURNAL_ERASE_ZEROOUT;
+		res->zeroed_instead = true;
+		rc = erase_ioctl(fd, how, dry_run, chkpt_zeroout, &res->iface);
+	}
 	if (rc)
 		rc = classify(rc, res);
 	if (rc == 0 && !dry_run && v) {
@@ -199,7 +226,7 @@ int journal_erase(int fd, enum journal_erase how, bool dry_run,
 			v->state = JOURNAL_VERIFY_UNREAD;
 			v->error = -jrc;
 		} else {
-			verify(fd, jd, since, chkpt_zeroout, v, progress);
+			verify(fd, jd, since, how, chkpt_zeroout, v, progress);
 		}
 	}
 	audit_journal_close(jd);

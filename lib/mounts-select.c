@@ -25,6 +25,7 @@
 
 #include "compat.h"
 #include "mounts.h"
+#include "stack.h"
 #include "mounts-read.h"
 #include "sysfs.h"
 /* ---- selection from a table ------------------------------------------ */
@@ -43,6 +44,7 @@ struct candidate {
 	int error; /* errno when it could not be looked at */
 	dev_t source_dev; /* of the source; 0 when not a block device */
 	bool discard_ok; /* the source can discard */
+	bool encrypted; /* ... or, where it cannot, lies below dm-crypt */
 	bool ro_dev; /* the source is a read-only device */
 	bool subdir_bind; /* dropped: shows a directory, not the root */
 };
@@ -59,6 +61,7 @@ struct selection {
 	bool table_ids; /* the table's mount IDs are this namespace's */
 	const char *types;
 	bool need_discard;
+	bool journal_below_crypt;
 	bool need_writable;
 	bool table_rules_only;
 };
@@ -292,13 +295,16 @@ static int index_live(struct selection *sel, const char *file, const char *mount
  * A device that sysfs does not know is given the benefit of the doubt,
  * as fstrim does: FITRIM will tell.
  */
-static void probe_device(const char *devname, bool *discard_ok, bool *ro_dev)
+static void probe_device(const char *devname, bool *discard_ok, bool *encrypted,
+			 bool *ro_dev)
 {
 	uint64_t granularity = 0, ro = 0;
+	struct storage_stack stack;
 	dev_t dev, disk = 0;
 	struct stat st;
 
 	*discard_ok = true;
+	*encrypted = false;
 	*ro_dev = false;
 	if (stat(devname, &st) != 0 || !S_ISBLK(st.st_mode))
 		return;
@@ -310,6 +316,9 @@ static void probe_device(const char *devname, bool *discard_ok, bool *ro_dev)
 	sysfs_blkdev_read_u64(dev, "ro", &ro);
 	*discard_ok = granularity > 0;
 	*ro_dev = ro != 0;
+	/* dm-crypt without discards (a crypttab without "discard") */
+	if (!*discard_ok && stack_describe(dev, &stack) == 0)
+		*encrypted = stack.kind == STACK_MAPPED && stack.encrypted;
 }
 
 /*
@@ -377,7 +386,8 @@ static bool live_usable(struct selection *sel, struct candidate *c)
 		return drop(c, 0, "read-only filesystem");
 	if (sel->need_writable && c->ro_dev)
 		return drop(c, 0, "read-only device");
-	if (sel->need_discard && !c->discard_ok)
+	if (sel->need_discard && !c->discard_ok &&
+	    !(sel->journal_below_crypt && c->encrypted))
 		return drop(c, 0, "the device cannot discard");
 	c->live_id = id;
 	c->live_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
@@ -558,7 +568,7 @@ static int select_per_device(struct selection *sel)
 
 	for (i = 0; i < n; i = j) {
 		struct candidate *found = NULL;
-		bool discard_ok, ro_dev;
+		bool discard_ok, encrypted, ro_dev;
 		struct stat st;
 		dev_t dev = 0;
 
@@ -566,13 +576,14 @@ static int select_per_device(struct selection *sel)
 			;
 		if (stat(idx[i]->source, &st) == 0 && S_ISBLK(st.st_mode))
 			dev = st.st_rdev;
-		probe_device(idx[i]->source, &discard_ok, &ro_dev);
+		probe_device(idx[i]->source, &discard_ok, &encrypted, &ro_dev);
 
 		for (k = i; k < j; k++) {
 			struct candidate *c = idx[k];
 
 			c->source_dev = dev;
 			c->discard_ok = discard_ok;
+			c->encrypted = encrypted;
 			c->ro_dev = ro_dev;
 			if (found && !cmp_paths(c->target, found->target))
 				drop(c, 0, "another mount of %s here is trimmed",
@@ -649,6 +660,7 @@ int mounts_select(const struct select_opts *opts, struct fs_list *list, char **f
 		struct selection sel = {
 			.types = opts->types,
 			.need_discard = opts->need_discard,
+			.journal_below_crypt = opts->journal_below_crypt,
 			.need_writable = opts->need_writable,
 			.table_rules_only = opts->table_rules_only,
 		};

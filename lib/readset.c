@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #ifdef HAVE_CONFIG_H
@@ -91,6 +92,7 @@ static int read_accounts(const struct readset *rs, uint64_t *acc)
 static void make_key(struct readset *rs, const struct trim_target *t)
 {
 	char boot[64] = "";
+	struct stat st;
 	size_t i, n;
 	FILE *f;
 	int len;
@@ -106,9 +108,13 @@ static void make_key(struct readset *rs, const struct trim_target *t)
 	for (i = 0; i < sizeof(t->uuid) && len > 0; i++)
 		len += snprintf(rs->key + len, sizeof(rs->key) - (size_t)len, "%02x",
 				t->uuid[i]);
+	/* the device too: two clones of one filesystem mounted at once */
+	if (fstat(t->fd, &st) != 0)
+		st.st_dev = 0;
 	n = strlen(rs->key);
-	snprintf(rs->key + n, sizeof(rs->key) - n, " %" PRIu32 " %" PRIu64 " %s",
-		 t->mount_count, t->mount_time, boot[0] ? boot : "-");
+	snprintf(rs->key + n, sizeof(rs->key) - n, " %" PRIu32 " %" PRIu64 " %s %u:%u",
+		 t->mount_count, t->mount_time, boot[0] ? boot : "-", major(st.st_dev),
+		 minor(st.st_dev));
 }
 
 /* The state of the last run of this mount, into @rs->proved; false when none. */

@@ -401,6 +401,11 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 					" blocks read back other data at each read: not verified",
 					report_unsteady(res));
 				worst = -EIO;
+			} else if (report_unproven_below(res)) {
+				snprintf(error, sizeof(error),
+					 "the erase is not proven below %s",
+					 report_unproven_below(res));
+				worst = -EIO;
 			}
 		}
 		if (fs->journal_asked) {
@@ -429,11 +434,20 @@ int report_json_add(struct report_json *rj, const struct fs_result *res,
 						 res->verify.left, res->verify.redo);
 				worst = -EIO;
 			}
+			if (res->verify.state == JOURNAL_VERIFY_UNSTEADY) {
+				if (!*error)
+					snprintf(error, sizeof(error),
+						 "journal: %" PRIu64
+						 " blocks read back other data at each "
+						 "read: not verified",
+						 res->verify.unsteady);
+				worst = -EIO;
+			}
 			if (res->verify.state == JOURNAL_VERIFY_UNREAD) {
 				if (!*error)
 					snprintf(error, sizeof(error),
 						 "journal: not read back: %s",
-						 strerror(res->verify.error));
+						 audit_journal_why(res->verify.error));
 				worst = -EIO;
 			}
 			if (fs->log_step_rc == 1 && journal_not_erased(&res->journal)) {

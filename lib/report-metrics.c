@@ -2,10 +2,11 @@
 /*
  * --metrics: the run as a Prometheus text file (exposition format 0.0.4)
  * for node_exporter's textfile collector. Every metric is a gauge, one
- * series per filesystem with the labels mountpoint, device and fstype,
- * and one for the run's exit status. The families are written one after
- * the other, each with its HELP and TYPE once, so the file is built only
- * when every filesystem is known.
+ * series per filesystem with the labels mountpoint (as mountinfo has it,
+ * as node_exporter's filesystem collector labels it), device and fstype,
+ * and the run's own: the build, the duration, the exit status. The
+ * families are written one after the other, each with its HELP and TYPE
+ * once, so the file is built only when every filesystem is known.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,8 +17,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "fslog.h"
 #include "report-metrics.h"
 
 enum metric {
@@ -45,10 +48,11 @@ static const struct {
 	[M_LAST_RUN] = { "fstrim_ext_last_run_timestamp_seconds",
 			 "When the last run of fstrim-ext ended its work on the filesystem." },
 	[M_LAST_SUCCESS] = { "fstrim_ext_last_success_timestamp_seconds",
-			     "When a run (not a dry run) last did every step asked on the "
-			     "filesystem, 0 for never." },
+			     "When a run (not a dry run) last did every step asked that "
+			     "applies to the filesystem, 0 for never." },
 	[M_OK] = { "fstrim_ext_filesystem_ok",
-		   "1 when the last run did every step asked on the filesystem." },
+		   "1 when the last run did every step asked that applies to the "
+		   "filesystem." },
 	[M_STATUS] = { "fstrim_ext_filesystem_status",
 		       "The filesystem's status in the last run, 1 for the one it had." },
 	[M_TRIMMED] = { "fstrim_ext_trimmed_bytes",
@@ -75,6 +79,12 @@ static const struct {
 				   "Free blocks that --audit read back holding data." },
 };
 
+#define BUILD_INFO_NAME "fstrim_ext_build_info"
+#define BUILD_INFO_HELP \
+	"The version of fstrim-ext that wrote this file, as a label; always 1."
+#define DURATION_NAME "fstrim_ext_run_duration_seconds"
+#define DURATION_HELP \
+	"How long the last run of fstrim-ext took, until this file was written."
 #define EXIT_STATUS_NAME "fstrim_ext_exit_status"
 #define EXIT_STATUS_HELP "The exit status of the last run of fstrim-ext."
 
@@ -108,11 +118,28 @@ struct metrics_fs {
 struct report_metrics {
 	struct metrics_fs *fs;
 	size_t count;
+	struct timespec begin; /* CLOCK_MONOTONIC, when the run began */
 };
 
 struct report_metrics *report_metrics_new(void)
 {
-	return calloc(1, sizeof(struct report_metrics));
+	struct report_metrics *rm = calloc(1, sizeof(struct report_metrics));
+
+	if (rm)
+		clock_gettime(CLOCK_MONOTONIC, &rm->begin);
+	return rm;
+}
+
+/* Seconds since @rm was made, to the millisecond. */
+static double run_duration(const struct report_metrics *rm)
+{
+	struct timespec now;
+	double s;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	s = (double)(now.tv_sec - rm->begin.tv_sec) +
+	    (double)(now.tv_nsec - rm->begin.tv_nsec) / 1e9;
+	return s < 0 ? 0 : s;
 }
 
 void report_metrics_free(struct report_metrics *rm)
@@ -171,6 +198,27 @@ static enum fs_status fs_status(const struct fs_result *res,
 	return fs->rc == 1 ? ST_UNSUPPORTED : ST_OK;
 }
 
+/*
+ * Whether the run did every step that applies to the filesystem: all that
+ * was asked (status ok), or all but a journal step with nothing to do
+ * there (xfs, an ext4 without a journal: status unsupported, as in
+ * --json) when the trim was done and, on an ext4 without a journal, its
+ * free space read back (lib/run.c). A dry run, which did nothing, as ok.
+ */
+static bool all_that_applies(const struct fs_result *res, const struct report_json_fs *fs,
+			     enum fs_status status)
+{
+	if (status == ST_OK)
+		return true;
+	if (status != ST_UNSUPPORTED || fs->trim_rc != 0 || fs->log_step_rc != 1 ||
+	    !fslog_nothing_to_do(fs->fstype, &res->journal))
+		return false;
+	if (fs->trim_asked && !res->trim_done)
+		return false;
+	return res->dry_run || res->journal.unsupported != JOURNAL_NO_JOURNAL ||
+	       (res->trim_checked && res->trim_check.read);
+}
+
 static void set(struct metrics_fs *m, enum metric which, uint64_t value)
 {
 	m->has[which] = true;
@@ -200,12 +248,13 @@ int report_metrics_add(struct report_metrics *rm, const struct fs_result *res,
 	const char *device = res->device ? res->device : fs->source;
 	struct metrics_fs m = { 0 }, *grown;
 	char *dev = NULL, *type = NULL;
+	bool ok;
 	size_t i;
 	int rc;
 
 	if (fs->skipped)
 		return 0;
-	m.mountpoint = label_value(res->path);
+	m.mountpoint = label_value(res->mountpoint ? res->mountpoint : res->path);
 	dev = label_value(device);
 	type = label_value(fs->fstype);
 	rc = m.mountpoint && dev && type ?
@@ -220,10 +269,11 @@ int report_metrics_add(struct report_metrics *rm, const struct fs_result *res,
 	}
 
 	m.status = fs_status(res, fs);
-	m.success = m.status == ST_OK && !res->dry_run;
+	ok = all_that_applies(res, fs, m.status);
+	m.success = ok && !res->dry_run;
 	set(&m, M_LAST_RUN, when < 0 ? 0 : (uint64_t)when);
 	set(&m, M_LAST_SUCCESS, m.success ? m.value[M_LAST_RUN] : 0);
-	set(&m, M_OK, m.status == ST_OK);
+	set(&m, M_OK, ok);
 	set(&m, M_STATUS, 0);
 	set(&m, M_TRIMMED, res->trimmed);
 	if (res->trim_checked)
@@ -325,7 +375,8 @@ static void read_previous(struct report_metrics *rm, FILE *prev)
 	free(line);
 }
 
-static void print_metrics(const struct report_metrics *rm, int exit_status, FILE *out)
+static void print_metrics(const struct report_metrics *rm, double duration,
+			  int exit_status, FILE *out)
 {
 	const struct metrics_fs *m;
 	bool head;
@@ -354,6 +405,12 @@ static void print_metrics(const struct report_metrics *rm, int exit_status, FILE
 					m->labels, status_names[s], s == (int)m->status);
 		}
 	}
+	/* the version needs no escape: configure.ac's, digits and dots */
+	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n%s{version=\"%s\"} 1\n",
+		BUILD_INFO_NAME, BUILD_INFO_HELP, BUILD_INFO_NAME, BUILD_INFO_NAME,
+		PACKAGE_VERSION);
+	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %.3f\n", DURATION_NAME,
+		DURATION_HELP, DURATION_NAME, DURATION_NAME, duration);
 	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %d\n", EXIT_STATUS_NAME,
 		EXIT_STATUS_HELP, EXIT_STATUS_NAME, EXIT_STATUS_NAME, exit_status);
 }
@@ -371,6 +428,28 @@ static char *temp_name(const char *file)
 	else
 		rc = asprintf(&tmp, ".%s.XXXXXX", file);
 	return rc < 0 ? NULL : tmp;
+}
+
+/* Where @file and its temporary file go: as temp_name() and sync_dir() find it. */
+static char *file_dir(const char *file)
+{
+	const char *base = strrchr(file, '/');
+
+	if (!base)
+		return strdup(".");
+	return base == file ? strdup("/") : strndup(file, base - file);
+}
+
+int report_metrics_check_dir(const char *file, char **dir)
+{
+	struct stat st;
+
+	*dir = file_dir(file);
+	if (!*dir)
+		return -ENOMEM;
+	if (stat(*dir, &st) != 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
 /* fsync the directory that holds @tmp, so that the rename is durable. */
@@ -424,7 +503,7 @@ int report_metrics_write(struct report_metrics *rm, const char *file, int exit_s
 		close(fd);
 		goto fail;
 	}
-	print_metrics(rm, exit_status, out);
+	print_metrics(rm, run_duration(rm), exit_status, out);
 	if (fflush(out) != 0 || ferror(out))
 		rc = rc ? rc : -(errno ? errno : EIO);
 	else if (fsync(fd) != 0)
@@ -471,7 +550,7 @@ static char *printed(const struct report_metrics *rm, int exit_status)
 
 	if (!out)
 		return NULL;
-	print_metrics(rm, exit_status, out);
+	print_metrics(rm, 1.5, exit_status, out);
 	fclose(out);
 	return text;
 }
@@ -506,12 +585,42 @@ static const char made_up_text[] =
 	"fstrim_ext_last_run_timestamp_seconds{mountpoint=\"/home/user\",device=\"\","
 	"fstype=\"\"} 1700000001\n"
 	"# HELP fstrim_ext_last_success_timestamp_seconds When a run (not a dry run) "
-	"last did every step asked on the filesystem, 0 for never.\n"
+	"last did every step asked that applies to the filesystem, 0 for never.\n"
 	"# TYPE fstrim_ext_last_success_timestamp_seconds gauge\n"
 	"fstrim_ext_last_success_timestamp_seconds{mountpoint=\"/mnt\","
 	"device=\"/dev/loop0\",fstype=\"ext4\"} 1700000000\n"
 	"fstrim_ext_last_success_timestamp_seconds{mountpoint=\"/home/user\",device=\"\","
 	"fstype=\"\"} 0\n";
+
+/*
+ * The last success written for a --journal run on /srv whose journal step
+ * was unsupported for @why on @fstype, after a trim, read back or not;
+ * the file's text in *@text when asked.
+ */
+static uint64_t step_not_applying(const char *fstype, enum journal_unsupported why,
+				  bool read_back, char **text)
+{
+	struct report_metrics *rm = report_metrics_new();
+	struct fs_result r = { .path = "/srv",
+			       .trim_done = true,
+			       .trimmed = 4096,
+			       .journal = { .unsupported = why },
+			       .trim_checked = read_back,
+			       .trim_check = { .read = read_back } };
+	struct report_json_fs f = { .fstype = fstype,
+				    .trim_asked = true,
+				    .journal_asked = true,
+				    .log_step_rc = 1,
+				    .rc = 1 };
+	uint64_t when;
+
+	report_metrics_add(rm, &r, &f, 1700000003);
+	when = rm->fs[0].value[M_LAST_SUCCESS];
+	if (text)
+		*text = printed(rm, 0);
+	report_metrics_free(rm);
+	return when;
+}
 
 int main(void)
 {
@@ -528,7 +637,7 @@ int main(void)
 	struct stat st;
 	FILE *prev;
 
-	printf("1..20\n");
+	printf("1..31\n");
 	check_label("/mnt", "/mnt");
 	check_label("/mnt/a \"b\" \\c\nd", "/mnt/a \\\"b\\\" \\\\c\\nd");
 	/* not UTF-8: \xNN as in --json, its backslash escaped again */
@@ -557,6 +666,13 @@ int main(void)
 			   "# TYPE fstrim_ext_exit_status gauge\nfstrim_ext_exit_status 1\n"),
 	      "the exit status comes last");
 	check(text && !strstr(text, "audit"), "no audit series without --audit");
+	check(text && strstr(text, "# TYPE fstrim_ext_build_info gauge\n"
+				   "fstrim_ext_build_info{version=\"" PACKAGE_VERSION
+				   "\"} 1\n"),
+	      "the version, as a label of a gauge 1");
+	check(text && strstr(text, "# TYPE fstrim_ext_run_duration_seconds gauge\n"
+				   "fstrim_ext_run_duration_seconds 1.500\n"),
+	      "the run's duration in seconds");
 	free(text);
 
 	/* the refused filesystem's last success, from a file written before */
@@ -604,6 +720,39 @@ int main(void)
 	free(text);
 	report_metrics_free(rm2);
 
+	/* labelled by the mountpoint as mountinfo has it, not as named */
+	rm2 = report_metrics_new();
+	r = (struct fs_result){ .path = "/srv/../srv/", .mountpoint = "/srv" };
+	f = (struct report_json_fs){ .fstype = "ext4" };
+	report_metrics_add(rm2, &r, &f, 1700000002);
+	text = printed(rm2, 0);
+	check(text && strstr(text,
+			     "fstrim_ext_last_run_timestamp_seconds{mountpoint=\"/srv\","),
+	      "the mountpoint label is mountinfo's");
+	free(text);
+	report_metrics_free(rm2);
+
+	/* the journal step asked where it has nothing to do: done, if all else is */
+	check(step_not_applying("xfs", JOURNAL_NOT_EXT4, false, NULL) == 1700000003,
+	      "xfs, trimmed, no journal step: a success");
+	check(step_not_applying("ext4", JOURNAL_NO_JOURNAL, true, NULL) == 1700000003,
+	      "ext4 without a journal, trimmed and read back: a success");
+	check(step_not_applying("ext4", JOURNAL_NO_JOURNAL, false, NULL) == 0,
+	      "... not read back: none");
+	check(step_not_applying("btrfs", JOURNAL_NOT_EXT4, true, NULL) == 0,
+	      "btrfs without its commit (--journal-erase=zeroout): none");
+	text = NULL;
+	check(step_not_applying("xfs", JOURNAL_NOT_EXT4, false, &text) == 1700000003 &&
+		      text &&
+		      strstr(text,
+			     "fstrim_ext_filesystem_ok{mountpoint=\"/srv\",device=\"\","
+			     "fstype=\"xfs\"} 1\n") &&
+		      strstr(text,
+			     "fstrim_ext_filesystem_status{mountpoint=\"/srv\",device=\"\","
+			     "fstype=\"xfs\",status=\"unsupported\"} 1\n"),
+	      "... ok, with the status unsupported, as in --json");
+	free(text);
+
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(file, sizeof(file), "%s/fstrim-ext.prom", dir);
@@ -625,6 +774,21 @@ int main(void)
 		printf("ok %d # SKIP a device is not replaced: mknod needs root\n",
 		       ++tap_count);
 	}
+
+	/* the directory --metrics checks before any work */
+	check(report_metrics_check_dir("fstrim-ext.prom", &p) == 0 && p &&
+		      !strcmp(p, "."),
+	      "a name without a directory goes to the current one");
+	free(p);
+	check(report_metrics_check_dir("/fstrim-ext.prom", &p) == 0 && p &&
+		      !strcmp(p, "/"),
+	      "a name in the root goes to /");
+	free(p);
+	snprintf(file, sizeof(file), "%s/none/fstrim-ext.prom", dir);
+	snprintf(tmp_left, sizeof(tmp_left), "%s/none", dir);
+	check(report_metrics_check_dir(file, &p) == -ENOENT && p && !strcmp(p, tmp_left),
+	      "a directory that does not exist is named");
+	free(p);
 	rmdir(dir);
 	report_metrics_free(rm);
 	return 0;

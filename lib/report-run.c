@@ -152,10 +152,13 @@ void report_fs(struct report_run *rr, const struct fs_result *res,
 	}
 }
 
-void report_not_done(struct report_run *rr, const char *path, const char *source,
-		     const char *fstype, const char *refused, const char *error)
+void report_not_done(struct report_run *rr, const char *path, const char *mountpoint,
+		     const char *source, const char *fstype, const char *refused,
+		     const char *error)
 {
-	struct fs_result res = { .path = path, .dry_run = rr->dry_run };
+	struct fs_result res = { .path = path,
+				 .mountpoint = mountpoint,
+				 .dry_run = rr->dry_run };
 	struct report_json_fs jf = {
 		.fstype = fstype,
 		.source = source,
@@ -183,7 +186,8 @@ int report_skipped(struct report_run *rr, const struct fs_skipped *sk, bool jour
 	if (sk->error) {
 		report_note(rr, "cannot open %s: %s", sk->target, strerror(sk->error));
 		snprintf(error, sizeof(error), "cannot open: %s", strerror(sk->error));
-		report_not_done(rr, sk->target, sk->source, sk->fstype, NULL, error);
+		report_not_done(rr, sk->target, NULL, sk->source, sk->fstype, NULL,
+				error);
 		return -sk->error;
 	}
 	/*
@@ -199,7 +203,8 @@ int report_skipped(struct report_run *rr, const struct fs_skipped *sk, bool jour
 		if (!journal)
 			return 0;
 		snprintf(error, sizeof(error), "not trimmed: %s", sk->reason);
-		report_not_done(rr, sk->target, sk->source, sk->fstype, NULL, error);
+		report_not_done(rr, sk->target, NULL, sk->source, sk->fstype, NULL,
+				error);
 		return -EXDEV;
 	}
 	if (rr->json)

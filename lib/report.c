@@ -36,6 +36,12 @@ static const char *verify_text(const struct journal_verify *v, char *buf, size_t
 		return buf;
 	case JOURNAL_VERIFY_UNREAD:
 		return "; not read back";
+	case JOURNAL_VERIFY_UNSTEADY:
+		snprintf(buf, size,
+			 "; %" PRIu64
+			 " blocks read back other data at each read: not verified",
+			 v->unsteady);
+		return buf;
 	case JOURNAL_VERIFY_ZERO:
 		if (!v->new_blocks)
 			return "";
@@ -84,12 +90,15 @@ static void kept_text(const struct fs_result *res, char *kept, size_t size)
 	}
 	if (res->names_checked && res->names_check.error)
 		snprintf(kept, size, ", but the directories could not be read back");
+	else if (report_unproven_below(res))
+		snprintf(kept, size, ", but the erase is not proven below %s",
+			 report_unproven_below(res));
 }
 
 char *report_line(const struct fs_result *res, bool verbose)
 {
 	char size[SIZE_HUMAN_MAX], trim[96] = "", journal[256] = "", on[4096] = "";
-	char pos[SIZE_HUMAN_MAX], end[SIZE_HUMAN_MAX], stopped[96] = "", kept[96] = "";
+	char pos[SIZE_HUMAN_MAX], end[SIZE_HUMAN_MAX], stopped[96] = "", kept[256] = "";
 	char verified[128];
 	char *line = NULL;
 	const char *iface = journal_iface_name(res->journal.iface);
@@ -150,8 +159,7 @@ char *report_line(const struct fs_result *res, bool verbose)
 			line = NULL;
 		}
 	} else if (asprintf(&line, "%s: %s%s%s%s", res->path,
-			    res->trim_done ? trim : journal, on,
-			    res->trim_done ? "" : kept, stopped) < 0) {
+			    res->trim_done ? trim : journal, on, kept, stopped) < 0) {
 		errno = ENOMEM;
 		line = NULL;
 	}
@@ -226,6 +234,11 @@ uint64_t report_unsteady(const struct fs_result *res)
 	return res->trim_checked && res->trim_check.read ?
 		       res->trim_check.unsteady_blocks :
 		       0;
+}
+
+const char *report_unproven_below(const struct fs_result *res)
+{
+	return res->unproven_below[0] ? res->unproven_below : NULL;
 }
 
 uint64_t report_names_left(const struct fs_result *res)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "remnants.h"
 #include "run.h"
 #include "sizes.h"
+#include "stack.h"
 
 const char *run_signal_name(int sig)
 {
@@ -179,7 +181,15 @@ static void note_journal_verify(const struct run_opts *opts, const char *path,
 {
 	if (v->state == JOURNAL_VERIFY_UNREAD)
 		say(opts, "%s: the journal could not be read back after the erase: %s",
-		    path, strerror(v->error));
+		    path, audit_journal_why(v->error));
+	else if (v->state == JOURNAL_VERIFY_UNSTEADY)
+		say(opts,
+		    "%s: %" PRIu64
+		    " journal blocks read back other data at each of three "
+		    "reads, after %s too, and no transaction explains them: the device "
+		    "does not read them back the same way twice, so the journal's erase "
+		    "is not verified",
+		    path, v->unsteady, v->redo);
 	else if (v->state == JOURNAL_VERIFY_DATA_LEFT)
 		say(opts,
 		    "%s: %" PRIu64
@@ -408,6 +418,37 @@ static bool readset_span(struct readset *rs, struct trim_target *target,
 	return true;
 }
 
+/*
+ * Where the read backs read: below the filesystem's device-mapper layers
+ * where they map (linear, crypt), as a reader of the disk would. Where a
+ * layer cannot be mapped, the reads go through it, and what they prove
+ * stops there: @res->unproven_below names it.
+ */
+static void describe_stack(int fd, struct storage_stack *stack, struct fs_result *res)
+{
+	struct stat st;
+
+	memset(stack, 0, sizeof(*stack));
+	if (fstat(fd, &st) != 0 || !major(st.st_dev))
+		return;
+	stack_describe(st.st_dev, stack);
+}
+
+/* The stack's layer that stops the proof, said once the read backs ran. */
+static void note_unproven(const struct run_opts *opts, const char *path,
+			  const struct storage_stack *stack, struct fs_result *res)
+{
+	if (stack->kind != STACK_UNMAPPED || !(res->trim_checked || res->verify.state))
+		return;
+	snprintf(res->unproven_below, sizeof(res->unproven_below), "%s, %s%s%s",
+		 stack->layer, strchr(stack->target, ' ') ? "" : "a \"", stack->target,
+		 strchr(stack->target, ' ') ? "" : "\" target");
+	say(opts,
+	    "%s: the erase is not proven below %s: fstrim-ext reads where the bytes lie "
+	    "through linear and crypt device-mapper targets only",
+	    path, res->unproven_below);
+}
+
 /* Whether the run's range covers every block of the ext4 @t describes. */
 static bool covers_all(const struct fstrim_range *r, const struct trim_target *t)
 {
@@ -428,6 +469,17 @@ static bool readback_proved(const struct run_opts *opts, const struct trim_targe
 	       !report_free_unread(res) && !report_discarded_left(res) &&
 	       !report_unreached_left(res) && !report_unsteady(res) &&
 	       covers_all(&opts->range, t);
+}
+
+/*
+ * Free space that FITRIM could not discard below a crypt layer (one that
+ * passes no discards): the disk holds it encrypted, as fstrim leaves it,
+ * and it is not read back; the run says FITRIM is not supported, as
+ * fstrim does.
+ */
+static bool untrimmed_encrypted(int trim_rc, const struct storage_stack *stack)
+{
+	return trim_rc == 1 && stack->kind == STACK_MAPPED && stack->encrypted;
 }
 
 /* Whether the filesystem itself is read-only, not only this view of it. */
@@ -514,7 +566,8 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 		.minlen = opts->range.minlen,
 	};
 	struct readset rs = { 0 };
-	bool sized = false, verify;
+	struct storage_stack stack = { 0 };
+	bool sized = false, verify, no_journal;
 	struct progress_run run = { .opts = opts, .path = path };
 	/* the long reads, told as the trim is (not at all without a terminal) */
 	const struct audit_progress reads = {
@@ -557,8 +610,11 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 		} else {
 			/* what the trims need of the filesystem, read once for them all */
 			trim_target_init(fd, &target);
-			if (opts->journal)
+			if (opts->journal) {
 				sized = readset_start(opts, &target, &rs, res);
+				describe_stack(fd, &stack, res);
+				span.below = &stack;
+			}
 			trim_rc = trim_in_steps(opts, &target, path, res);
 			if (res->trim_stopped)
 				note_stopped(opts, res);
@@ -579,7 +635,8 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 				sized = false;
 			}
 			/* nothing more once a stop is asked for: not even a read */
-			if (opts->journal && !*opts->stop && !res->trim_stopped) {
+			if (opts->journal && !*opts->stop && !res->trim_stopped &&
+			    !untrimmed_encrypted(trim_rc, &stack)) {
 				if (sized)
 					sized = readset_span(&rs, &target, res, false,
 							     &span);
@@ -595,7 +652,29 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 		/* ext4's journal erase, or btrfs's commit (lib/fslog) */
 		log_step_rc = fslog_journal_step(fd, opts->erase, opts->dry_run,
 						 &res->journal, &res->verify, &reads);
+		if (res->journal.zeroed_instead)
+			res->erase = JOURNAL_ERASE_ZEROOUT;
 		note_journal_verify(opts, path, &res->verify);
+		/*
+		 * An ext4 without a journal has none to erase, but what FITRIM
+		 * discarded and what it cannot reach are read back all the same,
+		 * as after an erase: the free space holds what deleted files left.
+		 */
+		no_journal = log_step_rc == 1 &&
+			     res->journal.unsupported == JOURNAL_NO_JOURNAL;
+		if (log_step_rc == 1 && journal_not_erased(&res->journal)) {
+			/* a journal to erase that was not: never quiet */
+			say(opts, "%s: journal step not done: %s", path,
+			    report_journal_reason(&res->journal, fstype, reason,
+						  sizeof(reason)));
+		} else if (log_step_rc == 1 && !opts->quiet_unsupp) {
+			say(opts, "%s: the journal step is not supported: %s", path,
+			    report_journal_reason(&res->journal, fstype, reason,
+						  sizeof(reason)));
+		} else if (log_step_rc < 0) {
+			say(opts, "%s: journal checkpoint failed: %s", path,
+			    strerror(-log_step_rc));
+		}
 		if (log_step_rc == 0) {
 			res->log_step_done = true;
 			/*
@@ -618,9 +697,12 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 				if (res->trim_stopped)
 					note_stopped(opts, res);
 			}
+		}
+		if (log_step_rc == 0 || no_journal) {
 			verify = (res->trim_done && !opts->dry_run && !res->retrim_rc &&
 				  !res->trim_stopped) ||
-				 (trim_rc == 1 && !opts->dry_run && !*opts->stop);
+				 (trim_rc == 1 && !opts->dry_run && !*opts->stop &&
+				  !untrimmed_encrypted(trim_rc, &stack));
 			/* groups freed in or changed since the first choice too */
 			if (verify && sized)
 				sized = readset_span(&rs, &target, res, true, &span);
@@ -646,28 +728,18 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 				warn_remnants(opts, fd, path);
 				check_names(opts, fd, path, res, &reads);
 			}
-		} else if (log_step_rc == 1 && journal_not_erased(&res->journal)) {
-			/* a journal to erase that was not: never quiet */
-			say(opts, "%s: journal step not done: %s", path,
-			    report_journal_reason(&res->journal, fstype, reason,
-						  sizeof(reason)));
-		} else if (log_step_rc == 1 && !opts->quiet_unsupp) {
-			say(opts, "%s: the journal step is not supported: %s", path,
-			    report_journal_reason(&res->journal, fstype, reason,
-						  sizeof(reason)));
-		} else if (log_step_rc < 0) {
-			say(opts, "%s: journal checkpoint failed: %s", path,
-			    strerror(-log_step_rc));
 		}
 	}
+	note_unproven(opts, path, &stack, res);
 	rc = worse(worse(trim_rc, log_step_rc), res->retrim_rc);
 	if (log_step_rc == 1 && journal_not_erased(&res->journal))
 		rc = worse(rc, -EOPNOTSUPP);
 	if (res->verify.state == JOURNAL_VERIFY_DATA_LEFT ||
-	    res->verify.state == JOURNAL_VERIFY_UNREAD || report_discarded_left(res) ||
+	    res->verify.state == JOURNAL_VERIFY_UNREAD ||
+	    res->verify.state == JOURNAL_VERIFY_UNSTEADY || report_discarded_left(res) ||
 	    report_free_unread(res) || report_unreached_left(res) ||
 	    report_unsteady(res) || report_names_left(res) ||
-	    (res->names_checked && res->names_check.error))
+	    report_unproven_below(res) || (res->names_checked && res->names_check.error))
 		rc = worse(rc, -EIO);
 
 	if (opts->audit) {

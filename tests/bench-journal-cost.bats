@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # A small run of bench/journal-cost --opens (a 2 GiB ext4, one run of
-# each kind): the counts the README and bench/README-7.md quote come
+# each kind): the counts doc/design.md and bench/README-7.md quote come
 # from its parse of strace's log, and the runs it counts must have gone
 # as it says.
 
@@ -36,7 +36,7 @@ teardown() {
 	# --journal succeeded; with -m 64M the deleted files FITRIM does not
 	# reach are found after the trims: status 1
 	assert_equal "${j[1]} ${u[1]}" "0 1"
-	# the figures README quotes: at most 6 and 7 opens; one bitmap read
+	# the figures doc/design.md quotes: at most 6 and 7 opens; one bitmap read
 	# for --journal, one for each moment of the other (before the trims,
 	# the read back, its recheck)
 	((j[2] >= 1 && j[2] <= 6)) || fail "--journal opened the device ${j[2]} times: ${j[*]}"

@@ -146,6 +146,59 @@ source_options() {
 }
 
 # bats test_tags=root
+@test "--journal-only with --offset, --length, --minimum or --step is refused, nothing done" {
+	# on a real ext4 as root, where a run that took them would erase the journal
+	require_root
+	make_loop_fs ext4 64
+	local opt
+	for opt in -o0 --length=1M -m4096 --step=0; do
+		run_traced --journal-only "$opt" "$MNT"
+		assert_failure 1
+		assert_output - <<-'EOT'
+		fstrim-ext: --journal-only issues no FITRIM: it takes no --offset, --length, --minimum or --step
+		Try 'fstrim-ext --help' for more information.
+		EOT
+		assert_no_trim_ioctl
+	done
+	# given before it, with --journal-erase (which implies --journal) beside it
+	run_traced --step 1G --journal-erase=zeroout --journal-only "$MNT"
+	assert_failure 1
+	assert_line --index 0 "fstrim-ext: --journal-only issues no FITRIM: it takes no --offset, --length, --minimum or --step"
+	assert_no_trim_ioctl
+}
+
+# bats test_tags=root
+@test "--metrics whose directory does not exist, or is not one, is refused before any work" {
+	# on a real ext4 as root, where a run that went on would trim it and
+	# erase its journal before it found that the file cannot be written
+	require_root
+	make_loop_fs ext4 64
+	local table="$BATS_TEST_TMPDIR/fstab"
+	echo "$LOOPDEV $MNT ext4 defaults 0 0" >"$table"
+	run_traced --journal --metrics "$BATS_TEST_TMPDIR/none/fstrim-ext.prom" "$MNT"
+	assert_failure 1
+	assert_output - <<-EOT
+	fstrim-ext: --metrics $BATS_TEST_TMPDIR/none/fstrim-ext.prom: directory $BATS_TEST_TMPDIR/none does not exist
+	Try 'fstrim-ext --help' for more information.
+	EOT
+	assert_no_trim_ioctl
+	touch "$BATS_TEST_TMPDIR/file"
+	run_traced -v --journal -I "$table" --metrics "$BATS_TEST_TMPDIR/file/fstrim-ext.prom"
+	assert_failure 1
+	assert_output - <<-EOT
+	fstrim-ext: --metrics $BATS_TEST_TMPDIR/file/fstrim-ext.prom: $BATS_TEST_TMPDIR/file is not a directory
+	Try 'fstrim-ext --help' for more information.
+	EOT
+	assert_no_trim_ioctl
+	# a name without a directory is the current directory's, and is written
+	mkdir "$BATS_TEST_TMPDIR/cwd"
+	# shellcheck disable=SC2016 # $1, $2 and $3 are the inner shell's
+	run -0 bash -c 'cd "$1" && "$2" --metrics fstrim-ext.prom "$3" && cat fstrim-ext.prom' \
+		bash "$BATS_TEST_TMPDIR/cwd" "$FSTRIM_EXT" "$MNT"
+	assert_line "fstrim_ext_exit_status 0"
+}
+
+# bats test_tags=root
 @test "--listed-in naming only missing files and a directory" {
 	# without CAP_SYS_ADMIN the command stops before it looks at paths
 	require_root

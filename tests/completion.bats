@@ -72,8 +72,8 @@ zeroout"
 
 @test "completion offers the --read-back scopes, also after =" {
 	run -0 comp fstrim-ext --read-back ''
-	assert_output "changed
-all"
+	assert_output "all
+changed"
 	run -0 comp fstrim-ext -j --read-back = a
 	assert_output all
 }

@@ -161,9 +161,11 @@ write_marked() {
 }
 
 @test "--journal: a group marked trimmed over a block freed during FITRIM's walk is read back and erased" {
-	local shim="${top_builddir:-$top_srcdir}/tests/preload/trim-race.so"
-	local bs=4096 per block group start
-	[[ -f $shim ]] || fail "no $shim"
+	local shim bs=4096 per block group start
+	load test_helper/workload
+	# after the sanitizers' runtime, in their build
+	shim=$(PAUSE_SHIM="${top_builddir:-$top_srcdir}/tests/preload/trim-race.so" _pause_preload) ||
+		exit 1
 	make_loop_fs ext4 512 -b 4096
 	per=$(dumpe2fs -h "$LOOPDEV" 2>/dev/null | awk -F: '/^Blocks per group/ { gsub(/ /, "", $2); print $2 }')
 	write_marked "$MNT/race" 1 RACE-FREED-MARK

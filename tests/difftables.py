@@ -21,7 +21,7 @@ ones: an overlay root whose lower layer is on ext4, a composefs-style
 /sysroot, a root missing from fstab, a system with no /etc/fstab, and
 the service's list on both.
 
-Every difference is checked against the differences the README lists,
+Every difference is checked against those doc/fstrim-differences.md lists,
 from facts read here apart from both tools (mountinfo by mount ID):
   bind-subdir     fstrim chose a bind mount of a subdirectory
   device-mismatch fstrim chose an fstab entry whose device is not mounted

@@ -172,6 +172,36 @@ journal_nonzero_bytes() {
 	assert_output ""
 }
 
+# No journal to erase, but the free space holds what deleted files left
+# all the same: read back as on a journaled ext4, and a failure, quiet or
+# not (it passed as done, status 0, with the deleted file on the device),
+# as is a read back that could not be made.
+@test "ext4 without a journal: the free space is read back; a deleted file FITRIM cannot reach fails the run" {
+	# shellcheck disable=SC2034 # set by delete_between, and not needed
+	local b_first b_last c_first c_last d_first d_last
+	local eio
+	require_cmd filefrag jq
+	load test_helper/workload
+	# after the sanitizers' runtime, in their build
+	eio=$(PAUSE_SHIM="${top_builddir:-$top_srcdir}/tests/preload/eio.so" _pause_preload) ||
+		exit 1
+	make_loop_fs ext4 64 -b 4096 -O ^has_journal
+	delete_between 200K
+	run -1 --separate-stderr "$FSTRIM_EXT" -v --journal --quiet-unsupported -m 1M "$MNT"
+	assert_output --regexp "^$MNT: .* trimmed, but 50 free blocks FITRIM cannot reach still hold data\$"
+	assert_equal "$stderr" "fstrim-ext: $MNT: 50 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 50 in free extents shorter than FITRIM's minimum (1 MiB)"
+	# without -m FITRIM discards it, and the read back shows it gone
+	run -0 --separate-stderr "$FSTRIM_EXT" -J --journal --quiet-unsupported "$MNT"
+	assert_equal "$(jq -r '.filesystems[0] | "\(.status) \(.trim_verified)"' <<<"$output")" \
+		'unsupported zero'
+	run -1 grep -c "Jane Q. Public" < <(device_strings "$LOOPDEV")
+	assert_output 0
+	# every read of the device fails: no proof, never status 0
+	FSTRIM_EXT_EIO="$LOOPDEV:0:$((64 << 20))" LD_PRELOAD="$eio" \
+		run -1 --separate-stderr "$FSTRIM_EXT" --journal --quiet-unsupported "$MNT"
+	[[ $stderr == *"could not be read"* ]] || fail "stderr: $stderr"
+}
+
 @test "a journal device without discard: not done, never quiet, with the hint; zeroout works" {
 	make_loop_fs ext4 64 -b 4096
 	disable_discard "$LOOPDEV"
@@ -383,6 +413,38 @@ unsteady_run() {
 		"free space: 16 blocks read back other data at each read: not verified"
 }
 
+# The journal read as fresh noise at each read (an SSD without
+# deterministic read after TRIM): no transaction explains its blocks, and
+# what they hold cannot be told. Counted as "committed since" before, with
+# status 0; not verified now, after a zeroout too.
+# bats test_tags=root
+@test "--journal: journal blocks that read back other data at every read: not verified, status 1" {
+	local shim first n range
+	require_cmd jq
+	load test_helper/workload
+	shim=$(PAUSE_SHIM="$top_builddir/tests/preload/unsteady.so" _pause_preload) || exit 1
+	make_loop_fs ext4 64 -b 4096
+	# the journal's last extent, all of it in the log (after block 0)
+	read -r first n < <(debugfs -R "ex <8>" "$LOOPDEV" 2>/dev/null |
+		awk '$1 ~ /^[0-9]+\/$/ { phys = $(NF - 3); len = $NF }
+			END { print phys, len }')
+	[[ $first =~ ^[0-9]+$ && $n =~ ^[0-9]+$ ]] && ((n > 100)) ||
+		fail "no journal extent: '$first' '$n'"
+	range="$LOOPDEV:$((first * 4096)):$((n * 4096)):each"
+	run --separate-stderr env LD_PRELOAD="$shim" FSTRIM_EXT_UNSTEADY="$range" \
+		"$FSTRIM_EXT" -v --journal-only "$MNT"
+	assert_equal "$status" 1
+	assert_output --regexp "^$MNT: journal checkpointed and discarded via [A-Z_0-9]+; $n blocks read back other data at each read: not verified$"
+	[[ $stderr == *"fstrim-ext: $MNT: $n journal blocks read back other data at each of three reads, after "*" ZEROOUT too, and no transaction explains them: the device does not read them back the same way twice, so the journal's erase is not verified"* ]] ||
+		fail "stderr: $stderr"
+	run --separate-stderr env LD_PRELOAD="$shim" FSTRIM_EXT_UNSTEADY="$range" \
+		"$FSTRIM_EXT" --json --journal-only "$MNT"
+	assert_equal "$status" 1
+	assert_equal "$(jq -r '.filesystems[0].journal_verified' <<<"$output")" not-verified
+	assert_equal "$(jq -r '.filesystems[0].error' <<<"$output")" \
+		"journal: $n blocks read back other data at each read: not verified"
+}
+
 # bats test_tags=root
 @test "--journal: free blocks that read back other data once, then the same: verified, status 0" {
 	require_cmd jq
@@ -479,6 +541,25 @@ unsteady_run() {
 # count_held_lines DEV: the deleted file's lines on DEV, read with O_DIRECT
 count_held_lines() {
 	device_strings "$1" | grep -c -- "HELD-CONTENT-" || true
+}
+
+# A free extent exactly FITRIM's minimum long is discarded (ext4 takes
+# extents of at least the minimum), so the read back must read it: on a
+# device that ignores discard, a deleted 1 MiB file between two live ones
+# with -m 1M is found, all 256 blocks of it.
+@test "a device that ignores discard, -m 1M: a deleted file whose free extent is exactly the minimum is read back" {
+	# shellcheck disable=SC2034 # set by delete_between, and not needed
+	local b_first b_last c_first c_last d_first d_last
+	require_cmd filefrag
+	attach_discard_ignoring_disk 64
+	mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0 "$LOOPDEV" >/dev/null
+	track_mount -o noatime "$LOOPDEV" "$MNT"
+	delete_between 1M
+	((c_last - c_first + 1 == 256)) || fail "c is $c_first-$c_last, not 1 MiB"
+
+	run -1 --separate-stderr "$FSTRIM_EXT" --journal -m 1M "$MNT"
+	[[ $stderr == *"fstrim-ext: $MNT: the device did not erase what FITRIM discarded: 256 free blocks still hold data after a second discard"* ]] ||
+		fail "c's 256 blocks not all found: $stderr"
 }
 
 # A device that ignores discard: attach_discard_ignoring_disk.

@@ -38,7 +38,7 @@ teardown() {
 	assert_success
 	local section
 	for section in NAME SYNOPSIS DESCRIPTION OPTIONS "EXIT STATUS" FILES SECURITY \
-		"DIFFERENCES FROM FSTRIM" "SEE ALSO"; do
+		EXAMPLES "DIFFERENCES FROM FSTRIM" "SEE ALSO"; do
 		assert_line "$section"
 	done
 }

@@ -74,6 +74,14 @@ assert_valid_file() {
 	run_at=$(metric fstrim_ext_last_run_timestamp_seconds)
 	((run_at >= before && run_at <= after)) || fail "last run $run_at not in [$before, $after]"
 	assert_equal "$(metric fstrim_ext_last_success_timestamp_seconds)" "$run_at"
+	# the run's own: the version --version prints, how long it took
+	local version duration
+	version=$("$FSTRIM_EXT" --version | head -n1)
+	assert_equal "$(metric fstrim_ext_build_info "{version=\"${version#fstrim-ext }\"}")" 1
+	duration=$(metric fstrim_ext_run_duration_seconds)
+	[[ $duration =~ ^[0-9]+\.[0-9]{3}$ ]] || fail "duration '$duration'"
+	awk -v d="$duration" -v max=$((after - before + 1)) 'BEGIN { exit !(d > 0 && d <= max) }' ||
+		fail "duration $duration not in (0, $((after - before + 1))]"
 	# no audit without --audit, and node_exporter's user may read it
 	run -1 grep -c audit "$PROM"
 	assert_output 0
@@ -118,11 +126,64 @@ assert_valid_file() {
 	assert_equal "$(metric fstrim_ext_filesystem_status "mountpoint=\"$MNT/lost+found\"")" \
 		$'0\n0\n0\n0\n1'
 	assert_equal "$(metric fstrim_ext_last_success_timestamp_seconds)" 0
-	# a run that ends before any filesystem: the exit status alone
+	# a run that ends before any filesystem: the run's own series alone
 	run -32 "$FSTRIM_EXT" -I "$BATS_TEST_TMPDIR/no-such-table" --metrics "$PROM"
 	assert_valid_file
 	run -0 grep -v '^#' "$PROM"
-	assert_output 'fstrim_ext_exit_status 32'
+	assert_line --index 0 --regexp '^fstrim_ext_build_info\{version="[^"]+"\} 1$'
+	assert_line --index 1 --regexp '^fstrim_ext_run_duration_seconds [0-9.]+$'
+	assert_line --index 2 'fstrim_ext_exit_status 32'
+	assert_equal "${#lines[@]}" 3
+}
+
+# An xfs (no journal step there) and an ext4 without a journal, listed in
+# a table, run as fstrim-ext.service runs them: all that applies is done,
+# and the fleet's alert on the last success must not fire for them.
+# bats test_tags=root
+@test "--metrics: the service's run on xfs and on an ext4 without a journal is a success; a failure keeps the last" {
+	require_root
+	require_cmd mkfs.xfs filefrag
+	# shellcheck disable=SC2034 # set by delete_between, and not needed
+	local b_first b_last c_first c_last d_first d_last
+	local table="$BATS_TEST_TMPDIR/fstab" before after run_at xfs ext4
+	make_loop_fs xfs 320
+	xfs="mountpoint=\"$MNT\",device=\"$LOOPDEV\",fstype=\"xfs\""
+	echo "$LOOPDEV $MNT xfs defaults 0 0" >>"$table"
+	make_loop_fs ext4 64 -b 4096 -O ^has_journal
+	ext4="mountpoint=\"$MNT\",device=\"$LOOPDEV\",fstype=\"ext4\""
+	echo "$LOOPDEV $MNT ext4 defaults 0 0" >>"$table"
+	before=$(date +%s)
+	run -0 "$FSTRIM_EXT" --listed-in "$table" --verbose --quiet-unsupported --journal \
+		--metrics "$PROM"
+	after=$(date +%s)
+	assert_valid_file
+	for labels in "$xfs" "$ext4"; do
+		assert_equal "$(metric fstrim_ext_filesystem_ok "{$labels}")" 1
+		# the status says what --json says: a step asked is unsupported there
+		assert_equal "$(metric fstrim_ext_filesystem_status "{$labels,status=\"unsupported\"}")" 1
+		run_at=$(metric fstrim_ext_last_run_timestamp_seconds "{$labels}")
+		((run_at >= before && run_at <= after)) || fail "last run $run_at not in [$before, $after]"
+		assert_equal "$(metric fstrim_ext_last_success_timestamp_seconds "{$labels}")" "$run_at"
+	done
+	# the ext4's free space was read back, the xfs's not (no backend)
+	assert_equal "$(metric fstrim_ext_readback_bytes "{$ext4}")" \
+		"$(metric fstrim_ext_trimmed_bytes "{$ext4}")"
+	assert_equal "$(metric fstrim_ext_readback_bytes "{$xfs}")" ''
+
+	# a deleted file in a free extent FITRIM skips (-m): the ext4 fails,
+	# keeps its series and the last success; the xfs succeeds again
+	delete_between 200K
+	sed -i 's/^\(fstrim_ext_last_success_timestamp_seconds{.*}\) [0-9]*$/\1 1000000000/' "$PROM"
+	run -64 "$FSTRIM_EXT" --listed-in "$table" --quiet-unsupported --journal -m 1M \
+		--metrics "$PROM"
+	assert_valid_file
+	assert_equal "$(metric fstrim_ext_filesystem_ok "{$ext4}")" 0
+	assert_equal "$(metric fstrim_ext_filesystem_status "{$ext4,status=\"failed\"}")" 1
+	assert_equal "$(metric fstrim_ext_last_success_timestamp_seconds "{$ext4}")" 1000000000
+	assert_equal "$(metric fstrim_ext_filesystem_ok "{$xfs}")" 1
+	run_at=$(metric fstrim_ext_last_run_timestamp_seconds "{$xfs}")
+	assert_equal "$(metric fstrim_ext_last_success_timestamp_seconds "{$xfs}")" "$run_at"
+	assert_equal "$(metric fstrim_ext_exit_status)" 64
 }
 
 # bats test_tags=root
@@ -162,18 +223,20 @@ assert_valid_file() {
 @test "--metrics: a file that cannot be written is one message and fails a run that did not fail" {
 	require_root
 	make_loop_fs ext4 64 -b 4096
-	local missing="$BATS_TEST_TMPDIR/missing/fstrim-ext.prom"
-	run -1 --separate-stderr "$FSTRIM_EXT" -v --metrics "$missing" "$MNT"
+	# a directory that is there but cannot be written in (a missing one
+	# is refused before any work: tests/cli.bats)
+	local ro="$BATS_TEST_TMPDIR/ro"
+	mkdir "$ro"
+	track_mount -t tmpfs -o ro,size=1m tmpfs "$ro"
+	run -1 --separate-stderr "$FSTRIM_EXT" -v --metrics "$ro/fstrim-ext.prom" "$MNT"
 	assert_output --regexp "^$MNT: .* trimmed\$"
 	assert_equal "$stderr" \
-		"fstrim-ext: cannot write $missing: No such file or directory"
+		"fstrim-ext: cannot write $ro/fstrim-ext.prom: Read-only file system"
 	# a status that says failure already is kept
 	run -32 --separate-stderr "$FSTRIM_EXT" -I "$BATS_TEST_TMPDIR/no-such-table" \
-		--metrics "$missing"
+		--metrics "$ro/fstrim-ext.prom"
 	assert_equal "${stderr##*$'\n'}" \
-		"fstrim-ext: cannot write $missing: No such file or directory"
-	run -0 ls -A "$BATS_TEST_TMPDIR"
-	refute_output --partial .fstrim-ext.prom.
+		"fstrim-ext: cannot write $ro/fstrim-ext.prom: Read-only file system"
 }
 
 # An ext4 mounted on a directory whose name holds a double quote, a
@@ -201,6 +264,55 @@ _odd_fs() {
 	mount -o remount,ro "$MNT"
 	run -1 "$FSTRIM_EXT" --journal --metrics "$PROM" "$MNT"
 	assert_equal "$(metric fstrim_ext_last_success_timestamp_seconds "{$LABEL")" 1000000000
+}
+
+# mountinfo_target DEVICE: the mountpoint of DEVICE as /proc/self/mountinfo
+# has it, its octal escapes (\040 for a space, \011 for a tab) decoded, as
+# libmount and node_exporter's filesystem collector decode them.
+mountinfo_target() {
+	local field
+	field=$(awk -v dev="$1" '{ for (i = 7; i < NF; i++) if ($i == "-") break
+		if ($(i + 2) == dev) print $5 }' /proc/self/mountinfo)
+	[[ -n $field && $field != *$'\n'* ]] || fail "$1 is not mounted once"
+	printf '%b' "${field//\\/\\0}"
+}
+
+# An ext4 mounted on a directory whose name holds a space and a tab,
+# which mountinfo writes as \040 and \011.
+_spaced_fs() {
+	make_loop_fs ext4 64 -b 4096
+	umount "$MNT"
+	MNT="$BATS_TEST_TMPDIR/"$'my data\tdir'
+	mkdir "$MNT"
+	track_mount "$LOOPDEV" "$MNT"
+}
+
+# bats test_tags=root
+@test "--metrics: the mountpoint label is mountinfo's, however the filesystem was named" {
+	require_root
+	_spaced_fs
+	ln -s "$MNT" "$BATS_TEST_TMPDIR/link"
+	local target labels
+	target=$(mountinfo_target "$LOOPDEV")
+	assert_equal "$target" "$MNT"
+	labels="{mountpoint=\"$target\",device=\"$LOOPDEV\",fstype=\"ext4\"}"
+	# a single path through a link, with a slash at its end
+	run -0 "$FSTRIM_EXT" --metrics "$PROM" "$BATS_TEST_TMPDIR/link/"
+	assert_valid_file
+	assert_equal "$(metric fstrim_ext_filesystem_ok "$labels")" 1
+	# a table that names the link: the same series, whose last success a
+	# failing run keeps
+	echo "$LOOPDEV $BATS_TEST_TMPDIR/link ext4 defaults 0 0" >"$BATS_TEST_TMPDIR/fstab"
+	run -0 "$FSTRIM_EXT" -v -I "$BATS_TEST_TMPDIR/fstab" --metrics "$PROM"
+	assert_output --regexp "^$BATS_TEST_TMPDIR/link: .* trimmed on $LOOPDEV\$"
+	assert_valid_file
+	assert_equal "$(metric fstrim_ext_filesystem_ok "$labels")" 1
+	assert_equal "$(metric fstrim_ext_last_run_timestamp_seconds | wc -l)" 1
+	sed -i 's/^\(fstrim_ext_last_success_timestamp_seconds{.*}\) [0-9]*$/\1 1000000000/' "$PROM"
+	mount -o remount,ro "$MNT"
+	run -1 "$FSTRIM_EXT" --journal --metrics "$PROM" "$BATS_TEST_TMPDIR/link/"
+	assert_equal "$(metric fstrim_ext_filesystem_status "${labels%\}},status=\"refused\"}")" 1
+	assert_equal "$(metric fstrim_ext_last_success_timestamp_seconds "$labels")" 1000000000
 }
 
 # A free TCP port on 127.0.0.1, as the kernel picks one.

@@ -168,43 +168,68 @@ _boot_with_journal_fs() {
 	assert_output active
 }
 
-# --- one timer -------------------------------------------------------------
+# --- fstrim.timer beside fstrim-ext.timer ----------------------------------
 
-# the units of both fstrim and fstrim-ext, startable in the container
+# the units of both fstrim and fstrim-ext, startable in the container, and
+# the drop-in that skips fstrim.service while fstrim-ext.timer is enabled
 _both_units() {
 	nspawn_setup
 	nspawn_units fstrim-ext.service fstrim-ext.timer fstrim.service fstrim.timer
 	mapfile -t binds < <(nspawn_unit_binds)
 }
 
+SKIPPED='was skipped because of an unmet condition check (ConditionPathExists=!/etc/systemd/system/timers.target.wants/fstrim-ext.timer)'
+
+# Debian's util-linux postinst runs `deb-systemd-invoke restart
+# fstrim.timer` and `restart fstrim.service` on every upgrade; with a
+# Conflicts= that stopped fstrim-ext.timer until the next boot.
 # bats test_tags=root
-@test "real systemd: with fstrim.timer and fstrim-ext.timer both enabled, only fstrim-ext.timer starts at boot" {
+@test "real systemd: util-linux's upgrade restarts fstrim.timer and fstrim.service; fstrim-ext.timer stays scheduled" {
 	_both_units
-	nspawn_boot "${binds[@]}"
-	run container systemctl enable fstrim.timer fstrim-ext.timer
+	nspawn_boot "${binds[@]}" "$(_fstab_choosing_nothing)"
+	# as Debian leaves them: both timers enabled and started
+	run container systemctl enable --now fstrim.timer fstrim-ext.timer
 	assert_success
-	nspawn_poweroff
-	nspawn_boot "${binds[@]}"
-	run -0 container systemctl is-enabled fstrim.timer fstrim-ext.timer
-	assert_output $'enabled\nenabled'
+	# where systemctl records the enabled timer, which the drop-in tests
+	run -0 container test -L /etc/systemd/system/timers.target.wants/fstrim-ext.timer
+	run container systemctl restart fstrim.timer
+	assert_success
+	run container systemctl restart fstrim.service
+	assert_success
 	run -0 container systemctl is-active fstrim-ext.timer fstrim.timer
-	assert_output $'active\ninactive'
+	assert_output $'active\nactive'
+	# the next weekly run is still to come, Monday within 100 minutes of midnight
+	run -0 container systemctl show -P NextElapseUSecRealtime fstrim-ext.timer
+	assert_output --regexp '^Mon [0-9-]+ (00:[0-5][0-9]|01:[0-3][0-9]|01:40):[0-9]{2} '
 	run -0 container systemctl list-timers --no-pager
-	assert_line --regexp ' fstrim-ext\.timer +fstrim-ext\.service$'
-	refute_line --regexp ' fstrim\.timer '
+	assert_line --regexp '^Mon [0-9-]+ 0[01]:[0-9:]+ [A-Z]+ .* fstrim-ext\.timer +fstrim-ext\.service$'
+	# fstrim.service, started, did not trim: fstrim-ext does it
+	run -0 container journalctl -b -o cat -u fstrim.service
+	assert_line --partial "$SKIPPED"
+	refute_line --partial 'Finished fstrim.service'
+	# and both timers start at the next boot
+	nspawn_poweroff
+	nspawn_boot "${binds[@]}" "$(_fstab_choosing_nothing)"
+	run -0 container systemctl is-active fstrim-ext.timer fstrim.timer
+	assert_output $'active\nactive'
 }
 
 # bats test_tags=root
-@test "real systemd: starting either timer stops the other" {
+@test "real systemd: with fstrim-ext.timer disabled, fstrim.service runs again" {
 	_both_units
-	nspawn_boot "${binds[@]}"
-	container systemctl start fstrim-ext.timer
-	container systemctl start fstrim.timer
-	run -0 container systemctl is-active fstrim-ext.timer fstrim.timer
-	assert_output $'inactive\nactive'
-	container systemctl start fstrim-ext.timer
-	run -0 container systemctl is-active fstrim-ext.timer fstrim.timer
-	assert_output $'active\ninactive'
+	nspawn_boot "${binds[@]}" "$(_fstab_choosing_nothing)"
+	container systemctl enable fstrim-ext.timer
+	run container systemctl start fstrim.service
+	assert_success
+	run -0 container journalctl -b -o cat -u fstrim.service
+	assert_line --partial "$SKIPPED"
+	container systemctl disable fstrim-ext.timer
+	run container systemctl start fstrim.service
+	assert_success
+	run -0 container journalctl -b -o cat -u fstrim.service
+	assert_line --partial 'Finished fstrim.service'
+	run -0 grep -c -F "$SKIPPED" <<<"$output"
+	assert_output 1
 }
 
 # _fstab_choosing_nothing: an fstab whose one entry is not to be trimmed,
@@ -215,29 +240,4 @@ _both_units() {
 _fstab_choosing_nothing() {
 	printf '%s\n' "none / auto defaults,X-fstrim.notrim 0 0" >"$BATS_TEST_TMPDIR/fstab.none"
 	echo "--bind-ro=$BATS_TEST_TMPDIR/fstab.none:/etc/fstab"
-}
-
-_is_activating() {
-	[[ $(container systemctl show -P ActiveState "$1") == activating ]]
-}
-
-# bats test_tags=root
-@test "real systemd: starting fstrim-ext.service stops a running fstrim.service" {
-	_both_units
-	# hold fstrim.service before its command, until the FIFO is written
-	nspawn_dropin fstrim.service hold.conf '[Service]' \
-		'ExecStartPre=/bin/sh -c "read line </run/fstrim-ext-test.fifo"'
-	nspawn_boot "${binds[@]}" "$(_fstab_choosing_nothing)"
-	container mkfifo /run/fstrim-ext-test.fifo
-	container systemctl start --no-block fstrim.service
-	nspawn_wait_for "fstrim.service to start" _is_activating fstrim.service
-	run container systemctl start fstrim-ext.service
-	assert_success
-	run -0 container journalctl -b -o cat -u fstrim.service
-	assert_line --partial 'Stopped fstrim.service'
-	# stopped in ExecStartPre=, its command never ran
-	run -0 container systemctl show -P ActiveState fstrim.service
-	assert_output --regexp '^(inactive|failed)$'
-	run -0 container journalctl -b -o cat -u fstrim-ext.service
-	assert_line --partial 'Finished fstrim-ext.service'
 }

@@ -53,7 +53,7 @@ _need_deb() {
 }
 
 # bats test_tags=root
-@test "the package holds the command, the units, completion, man page and cron job" {
+@test "the package holds the command, the units, completion, man page, cron job and alert rules" {
 	_need_deb
 	run -0 dpkg-deb -c "$DEB"
 	assert_line --regexp '^-rwxr-xr-x root/root .* \./usr/sbin/fstrim-ext$'
@@ -62,6 +62,7 @@ _need_deb() {
 	assert_line --regexp '^-rw-r--r-- root/root .* \./usr/share/bash-completion/completions/fstrim-ext$'
 	assert_line --regexp '^-rw-r--r-- root/root .* \./usr/share/man/man8/fstrim-ext\.8\.gz$'
 	assert_line --regexp '^-rwxr-xr-x root/root .* \./etc/cron\.weekly/fstrim-ext$'
+	assert_line --regexp '^-rw-r--r-- root/root .* \./usr/share/fstrim-ext/fstrim-ext\.rules\.yml$'
 	dpkg-deb -x "$DEB" "$BATS_TEST_TMPDIR/x"
 	run -0 grep -h '^ExecStart=\|^fstrim_ext=' "$BATS_TEST_TMPDIR/x/lib/systemd/system/fstrim-ext.service" \
 		"$BATS_TEST_TMPDIR/x/etc/cron.weekly/fstrim-ext"
@@ -79,7 +80,7 @@ _named_paths() {
 }
 
 # bats test_tags=root
-@test "under systemd: install enables the timer in fstrim.timer's place, remove and purge leave nothing" {
+@test "under systemd: install enables the timer beside fstrim.timer, which util-linux's upgrade leaves, remove and purge leave nothing" {
 	local before
 	_need_deb
 	nspawn_setup --overlay
@@ -89,13 +90,14 @@ _named_paths() {
 	nspawn_boot --bind-ro="$DEB_DIR:/srv/deb"
 	# a Debian system as installed: no policy-rc.d (a container image's
 	# may forbid starting units), fstrim.timer enabled and running; the
-	# timers start in a container only without their condition
+	# units start in a container only without their condition (a drop-in
+	# named to come before the package's, as an empty condition clears all)
 	# shellcheck disable=SC2016  # expanded inside
 	container sh -ec 'rm -f /usr/sbin/policy-rc.d
-		for u in fstrim.timer fstrim-ext.timer; do
+		for u in fstrim.timer fstrim.service fstrim-ext.timer; do
 			mkdir -p /etc/systemd/system/$u.d
 			printf "[Unit]\nConditionVirtualization=\n" \
-				>/etc/systemd/system/$u.d/in-container.conf
+				>/etc/systemd/system/$u.d/00-in-container.conf
 		done
 		systemctl daemon-reload
 		systemctl enable --now fstrim.timer'
@@ -105,11 +107,21 @@ _named_paths() {
 
 	run container dpkg -i "/srv/deb/${DEB##*/}"
 	assert_success
-	# as Debian sets up fstrim.timer: enabled and started; fstrim.timer stopped
+	# as Debian sets up fstrim.timer: enabled and started, beside it
 	run -0 container systemctl is-enabled fstrim-ext.timer fstrim.timer
 	assert_output $'enabled\nenabled'
 	run -0 container systemctl is-active fstrim-ext.timer fstrim.timer fstrim-ext.service
-	assert_output $'active\ninactive\ninactive'	# and nothing trimmed
+	assert_output $'active\nactive\ninactive'	# and nothing trimmed
+	# what util-linux's postinst does on every upgrade leaves it running
+	container deb-systemd-invoke restart fstrim.timer
+	container deb-systemd-invoke restart fstrim.service
+	run -0 container systemctl is-active fstrim-ext.timer fstrim.timer
+	assert_output $'active\nactive'
+	# and fstrim.service, when its timer starts it, is skipped
+	run container systemctl start fstrim.service
+	assert_success
+	run -0 container journalctl -b -o cat -u fstrim.service
+	assert_line --partial 'was skipped because of an unmet condition check (ConditionPathExists=!/etc/systemd/system/timers.target.wants/fstrim-ext.timer)'
 	run -0 container fstrim-ext --version
 	assert_output --regexp '^fstrim-ext [0-9]'
 	run -0 container man -w fstrim-ext
@@ -124,12 +136,15 @@ _named_paths() {
 	nspawn_poweroff
 	nspawn_boot --bind-ro="$DEB_DIR:/srv/deb"
 	run -0 container systemctl is-active fstrim-ext.timer fstrim.timer
-	assert_output $'active\ninactive'
+	assert_output $'active\nactive'
 
 	run container dpkg -r fstrim-ext
 	assert_success
 	run -0 container systemctl is-active fstrim-ext.timer fstrim.timer
-	assert_output $'inactive\nactive'	# fstrim.timer is back
+	assert_output $'inactive\nactive'
+	# fstrim.service's drop-in went with the package: it runs again
+	run -0 container systemctl cat fstrim.service
+	refute_output --partial fstrim-ext
 	run -0 _named_paths
 	refute_line /usr/sbin/fstrim-ext
 	refute_line --regexp '^/(usr/)?lib/systemd/system/fstrim-ext\.'
@@ -140,4 +155,33 @@ _named_paths() {
 	assert_output "$before"
 	run container dpkg-query -W fstrim-ext
 	assert_failure
+}
+
+# The tests of debian/tests/control, as autopkgtest would run them against
+# the installed package. autopkgtest itself cannot run them here: they ask
+# for isolation-machine (loop devices, mounts), a virtual machine, and
+# this machine has no KVM. So each script runs as root in a container
+# booted from an overlay of this machine, with the package installed by
+# dpkg, on a loop device made here and bound in (FSTRIM_EXT_TEST_DEVICE;
+# a container cannot make one).
+# bats test_tags=root
+@test "debian/tests: the autopkgtest passes against the installed package" {
+	local tests="$FSTRIM_EXT_DEB_SRC/debian/tests"
+	_need_deb
+	run -0 sed -n 's/^Tests: //p; s/^Restrictions: //p' "$tests/control"
+	assert_output $'loop-fs\nneeds-root, isolation-machine'
+	truncate -s 64M "$BATS_TEST_TMPDIR/autopkgtest.img"
+	attach_loop "$BATS_TEST_TMPDIR/autopkgtest.img"
+	nspawn_setup --overlay
+	# shellcheck disable=SC2034  # read by nspawn_boot
+	NSPAWN_INIT_ARGS=(systemd.mask=apt-daily.timer systemd.mask=apt-daily-upgrade.timer)
+	nspawn_boot --bind-ro="$DEB_DIR:/srv/deb" --bind-ro="$tests:/srv/tests" --bind="$LOOPDEV"
+	run container dpkg -i "/srv/deb/${DEB##*/}"
+	assert_success
+	# shellcheck disable=SC2016  # expanded inside
+	run container env FSTRIM_EXT_TEST_DEVICE="$LOOPDEV" sh -c \
+		'export AUTOPKGTEST_TMP=$(mktemp -d) && exec /srv/tests/loop-fs'
+	assert_success
+	assert_line --regexp '^/tmp/.*/mnt: .* trimmed, journal checkpointed and discarded via '
+	assert_line 'loop-fs: trimmed, journal erased and verified, nothing of the deleted files left'
 }

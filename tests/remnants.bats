@@ -228,7 +228,7 @@ one_trial() {
 	local gran
 	make_loop_fs ext4 64 -b 1024
 	gran=$(cat "/sys/block/${LOOPDEV#/dev/}/queue/discard_granularity")
-	[[ $gran == 4096 ]] || skip "loop discard granularity is $gran, not 4096"
+	[[ $gran == 4096 ]] || _skip_or_fail "loop discard granularity is $gran, not 4096"
 	populate plain 20
 	delete plain 20
 

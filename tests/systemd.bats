@@ -13,6 +13,7 @@ setup() {
 	_common_setup
 	SERVICE_IN="$top_srcdir/systemd/fstrim-ext.service.in"
 	TIMER="$top_srcdir/systemd/fstrim-ext.timer"
+	DROPIN="$top_srcdir/systemd/fstrim.service.d/fstrim-ext.conf"
 }
 
 teardown() {
@@ -76,6 +77,9 @@ teardown() {
 	assert_equal "$(unit_values "$SERVICE_IN" ReadWritePaths)" '-/var/lib/prometheus/node-exporter'
 	assert_equal "$(unit_values "$SERVICE_IN" StateDirectory)" fstrim-ext
 	assert_equal "$(unit_values "$SERVICE_IN" StateDirectoryMode)" 0700
+	# read access to block devices, and the device-mapper tables (LUKS, LVM)
+	assert_equal "$(unit_values "$SERVICE_IN" DevicePolicy)" closed
+	assert_equal "$(unit_values "$SERVICE_IN" DeviceAllow)" $'block-* r\n/dev/mapper/control rw'
 }
 
 @test "the service runs at idle I/O priority and the lowest CPU priority" {
@@ -91,6 +95,22 @@ teardown() {
 	assert_equal "$(unit_values "$TIMER" ConditionVirtualization)" '!container'
 	assert_equal "$(unit_values "$TIMER" ConditionPathExists)" '!/etc/initrd-release'
 	assert_equal "$(unit_values "$TIMER" WantedBy)" timers.target
+}
+
+# util-linux's upgrades restart fstrim.timer and fstrim.service: a conflict
+# would stop fstrim-ext.timer until the next boot (tests/nspawn.bats).
+@test "the units conflict with nothing; fstrim.service is skipped while fstrim-ext.timer is enabled" {
+	assert_equal "$(unit_values "$TIMER" Conflicts)" ''
+	assert_equal "$(unit_values "$SERVICE_IN" Conflicts)" ''
+	run -0 grep -c '^\[' "$DROPIN"
+	assert_output 1
+	assert_equal "$(sed -n '/^\[/p' "$DROPIN")" '[Unit]'
+	# where systemctl enable records the timer (its WantedBy=)
+	assert_equal "$(unit_values "$DROPIN" ConditionPathExists)" \
+		"!/etc/systemd/system/$(unit_values "$TIMER" WantedBy).wants/fstrim-ext.timer"
+	# and nothing else
+	run -1 grep -v -e '^#' -e '^$' -e '^\[Unit\]$' -e '^ConditionPathExists=' "$DROPIN"
+	assert_output ''
 }
 
 # --- the sandbox, emulated --------------------------------------------------

@@ -23,7 +23,7 @@ service_args() {
 }
 
 # make_units DIR: the service as make would generate it, but running the
-# fstrim-ext under test, and the timer.
+# fstrim-ext under test, the timer, and the drop-in for fstrim.service.
 make_units() {
 	local dir=$1 bindir
 
@@ -32,6 +32,8 @@ make_units() {
 	sed "s|@sbindir@|$bindir|g" "$top_srcdir/systemd/fstrim-ext.service.in" \
 		>"$dir/fstrim-ext.service"
 	cp "$top_srcdir/systemd/fstrim-ext.timer" "$dir/"
+	mkdir -p "$dir/fstrim.service.d"
+	cp "$top_srcdir/systemd/fstrim.service.d/fstrim-ext.conf" "$dir/fstrim.service.d/"
 }
 
 # make_man DIR: the man page as make generates it, in DIR/man8.
@@ -43,6 +45,7 @@ make_man() {
 	sed -e "s|@PACKAGE_VERSION@|$version|g" \
 		-e 's|@systemdsystemunitdir@|/lib/systemd/system|g' \
 		-e 's|@cronweeklydir@|/etc/cron.weekly|g' \
+		-e 's|@pkgdatadir@|/usr/share/fstrim-ext|g' \
 		"$top_srcdir/man/fstrim-ext.8.in" >"$dir/man8/fstrim-ext.8"
 }
 

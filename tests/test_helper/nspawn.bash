@@ -155,14 +155,16 @@ nspawn_teardown() {
 # /etc/systemd/system, with the units as make_units makes them (running the
 # fstrim-ext under test, whose directory must be bound in too) and for each
 # unit named, a test-only drop-in that clears ConditionVirtualization=, or
-# the units would not start in a container.
+# the units would not start in a container. An empty Condition...= clears
+# every condition set before it: the drop-in is named to come first, before
+# fstrim.service.d/fstrim-ext.conf adds its own.
 nspawn_units() {
 	local unit
 	NSPAWN_UNITS="$NSPAWN_DIR/system"
 	mkdir -p "$NSPAWN_UNITS"
 	make_units "$NSPAWN_UNITS"
 	for unit in "$@"; do
-		nspawn_dropin "$unit" in-container.conf '[Unit]' 'ConditionVirtualization='
+		nspawn_dropin "$unit" 00-in-container.conf '[Unit]' 'ConditionVirtualization='
 	done
 }
 
