@@ -422,9 +422,9 @@ static bool readset_span(struct readset *rs, struct trim_target *target,
  * Where the read backs read: below the filesystem's device-mapper layers
  * where they map (linear, crypt), as a reader of the disk would. Where a
  * layer cannot be mapped, the reads go through it, and what they prove
- * stops there: @res->unproven_below names it.
+ * stops there: note_unproven() names it.
  */
-static void describe_stack(int fd, struct storage_stack *stack, struct fs_result *res)
+static void describe_stack(int fd, struct storage_stack *stack)
 {
 	struct stat st;
 
@@ -612,7 +612,7 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 			trim_target_init(fd, &target);
 			if (opts->journal) {
 				sized = readset_start(opts, &target, &rs, res);
-				describe_stack(fd, &stack, res);
+				describe_stack(fd, &stack);
 				span.below = &stack;
 			}
 			trim_rc = trim_in_steps(opts, &target, path, res);

@@ -32,6 +32,16 @@ make_quiet_ext4() {
 		-E lazy_itable_init=0,lazy_journal_init=0 "$@"
 }
 
+# deleted_on_external_journal JDEV: a 64 MiB ext4 whose journal is the
+# external journal device JDEV, 20 files made, deleted and committed.
+deleted_on_external_journal() {
+	make_quiet_ext4 64 -J "device=$1"
+	make_pii_files "$MNT/gone" GONE 20
+	sync
+	rm -rf "$MNT/gone"
+	sync
+}
+
 # deleted_names_debugfs DEV DIR: distinct names that debugfs lists as
 # deleted in DIR and that no live entry of DIR carries.
 deleted_names_debugfs() {
@@ -236,11 +246,7 @@ count_device() {
 	LOOPDEVS+=("$jdev")
 	mke2fs -q -F -O journal_dev -b 4096 "$jdev" >/dev/null
 	uuid=$(blkid -s UUID -o value "$jdev")
-	make_quiet_ext4 64 -J "device=$jdev"
-	make_pii_files "$MNT/gone" GONE 20
-	sync
-	rm -rf "$MNT/gone"
-	sync
+	deleted_on_external_journal "$jdev"
 
 	run -2 --separate-stderr "$FSTRIM_EXT" --audit --json "$MNT"
 	assert_equal "$(jq -r '.filesystems[0].audit_journal_external' <<<"$output")" true
@@ -276,11 +282,7 @@ count_device() {
 	jdev=$LOOPDEV
 	[[ $(blkid -s UUID -o value "$cdev") == "$(blkid -s UUID -o value "$jdev")" ]] ||
 		fail "the clone does not carry the journal's UUID"
-	make_quiet_ext4 64 -J "device=$jdev"
-	make_pii_files "$MNT/gone" GONE 20
-	sync
-	rm -rf "$MNT/gone"
-	sync
+	deleted_on_external_journal "$jdev"
 
 	run -2 --separate-stderr "$FSTRIM_EXT" --audit --json "$MNT"
 	assert_equal "$(jq -r '.filesystems[0].audit_journal_device' <<<"$output")" "$jdev"
@@ -307,11 +309,7 @@ count_device() {
 	attach_loop "$jimg"
 	jdev=$LOOPDEV
 	mke2fs -q -F -O journal_dev -b 4096 "$jdev" >/dev/null
-	make_quiet_ext4 64 -J "device=$jdev"
-	make_pii_files "$MNT/gone" GONE 20
-	sync
-	rm -rf "$MNT/gone"
-	sync
+	deleted_on_external_journal "$jdev"
 	printf 'EVALUATE=udev\nCACHE_FILE=/dev/null\n' >"$conf"
 	# the premise: no udev link names the journal's UUID
 	[[ ! -e /dev/disk/by-uuid/$(blkid -s UUID -o value "$jdev") ]] ||
