@@ -494,27 +494,24 @@ unsteady_run() {
 	require_root
 	require_cmd jq
 	load test_helper/workload
-	local i try held=0
-	# the layout the test is about, seen read-only by the audit: where the
-	# freed blocks are not yet free to the allocator when the small file
-	# is placed (a busy machine), its preallocation lies elsewhere and
-	# FITRIM reaches the deleted contents; then the setup is made again
-	for try in 1 2 3; do
-		make_quiet_ext4 128
-		for ((i = 0; i < 4096; i++)); do
-			echo "HELD-CONTENT-$i-of-a-deleted-file"
-		done >"$MNT/big"
-		sync
-		rm "$MNT/big"
-		sync
-		echo kept >"$MNT/small"
-		sync
-		held=$("$FSTRIM_EXT" --audit --json "$MNT" 2>/dev/null |
-			jq -r '.filesystems[0].audit_free_held_blocks')
-		[[ $held =~ ^[0-9]+$ ]] || held=0
-		((held > 0)) && break
-	done
-	((held > 0)) || fail "no preallocation over the deleted file in $try tries"
+	local i cpu held
+	require_cmd taskset
+	# Both files are written out by their own fsync, by one process on one
+	# CPU: ext4 cuts a small file from the preallocation of the CPU that
+	# allocates, so writeback by a flusher thread on another CPU (a busy
+	# machine) could place it in another CPU's preallocation, elsewhere.
+	cpu=$(awk '$1 == "Cpus_allowed_list:" { split($2, c, "[-,]"); print c[1] }' /proc/self/status)
+	make_quiet_ext4 128
+	for ((i = 0; i < 4096; i++)); do
+		echo "HELD-CONTENT-$i-of-a-deleted-file"
+	done | taskset -c "$cpu" dd of="$MNT/big" conv=fsync status=none
+	rm "$MNT/big"
+	sync -f "$MNT"
+	echo kept | taskset -c "$cpu" dd of="$MNT/small" conv=fsync status=none
+	# the layout the test is about, seen read-only by the audit
+	held=$("$FSTRIM_EXT" --audit --json "$MNT" 2>/dev/null |
+		jq -r '.filesystems[0].audit_free_held_blocks')
+	((held > 0)) || fail "no preallocation over the deleted file: $held blocks held"
 	run -1 --separate-stderr "$FSTRIM_EXT" -v --journal "$MNT"
 	assert_output --regexp "^$MNT: .* trimmed, journal checkpointed and discarded via [A-Z_0-9]+, but [1-9][0-9]* free blocks FITRIM cannot reach still hold data$"
 	grep -Eq "^fstrim-ext: $MNT: ([1-9][0-9]*) free blocks that FITRIM cannot reach still hold data of deleted files: \1 held by the allocator \(preallocated, until used or the filesystem is unmounted\), 0 in free extents shorter than the discard granularity \(4 KiB\)$" <<<"$stderr" ||
