@@ -384,20 +384,23 @@ static bool readset_start(const struct run_opts *opts, struct trim_target *targe
 /*
  * End the sizing of the read back: keep what it proved (@proved), or
  * nothing, so that the next run reads all. With @why, this run reads all
- * too, for that reason.
+ * too, for that reason. Returns 0, or -errno of keeping what was proved.
  */
-static void readset_stop(struct readset *rs, struct trim_target *target,
-			 struct fs_result *res, bool proved, const char *why)
+static int readset_stop(struct readset *rs, struct trim_target *target,
+			struct fs_result *res, bool proved, const char *why)
 {
+	int rc;
+
 	if (why) {
 		res->readback.sized = false;
 		res->readback.all_why = why;
 	} else {
 		readset_summarize(rs, &res->readback);
 	}
-	readset_end(rs, proved && !why);
+	rc = readset_end(rs, proved && !why);
 	readset_free(rs);
 	target->group_trimmed = NULL;
+	return rc;
 }
 
 /*
@@ -575,7 +578,7 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 		.arg = &run,
 	};
 	char reason[REPORT_REASON_MAX];
-	int trim_rc = 0, log_step_rc = 0, rc;
+	int trim_rc = 0, log_step_rc = 0, kept_rc, rc;
 
 	*r = (struct run_result){
 		.res = {
@@ -709,11 +712,21 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 			if (verify)
 				verify_trim(opts, &target, &span, path, res, unreached,
 					    &reads);
-			if (verify && sized) {
-				readset_stop(&rs, &target, res,
-					     readback_proved(opts, &target, res), NULL);
+			/*
+			 * A proof not kept costs the next run a read of all the
+			 * free space, and every run after it: say so, the run
+			 * itself proved what it read.
+			 */
+			if (verify && sized &&
+			    (kept_rc = readset_stop(&rs, &target, res,
+						    readback_proved(opts, &target, res),
+						    NULL)) != 0)
+				say(opts,
+				    "%s: warning: cannot keep what this run read back in %s: %s; "
+				    "the next run reads back all the free space",
+				    path, readset_state_dir(), strerror(-kept_rc));
+			if (verify)
 				sized = false;
-			}
 			if (res->retrim_rc && res->retrim_rc != -EINTR)
 				say(opts,
 				    "%s: FITRIM after the journal checkpoint failed: %s; "

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -245,23 +246,33 @@ int trim_fs_again(const struct trim_target *t, const struct fstrim_range *range,
 	return trim_fs(t->fd, range, trimmed);
 }
 
-/* ---- one FITRIM in a child process, so that a stop can cut it short ---- */
+/* ---- FITRIM in a child process, so that a stop can cut a call short ---- */
 
 /*
  * A FITRIM runs to its end once started unless its caller gets a fatal
  * signal: ext4 and btrfs check for one between free extents and then
  * return what they discarded so far, xfs after each batch of extents;
  * a signal that is caught, as the command catches SIGINT and SIGTERM to
- * report what was done, is not fatal. So each call is made by a child
- * process, which the parent kills with SIGKILL to stop it. The request
+ * report what was done, is not fatal. So the calls are made by a child
+ * process, which the parent kills with SIGKILL to stop one. The request
  * lies in a page shared with the child: the kernel writes its answer
  * there as the call ends, before the killed child dies, and the parent
  * reads it.
+ *
+ * One child makes all the calls of a trim, one at a time as the parent
+ * asks: with --journal, ext4 is trimmed a block group a call, and on a
+ * filesystem of thousands of groups a fork for each cost far more than
+ * the calls, nearly all of a steady run's time. The parent asks through
+ * an eventfd, whose write cannot raise SIGPIPE whatever became of the
+ * child; the child answers a byte down a pipe, whose end tells the
+ * parent that it died. A child that dies between calls, to a signal
+ * sent to the process group, is replaced before the next one.
  */
 struct trim_call {
 	struct fstrim_range range; /* read by the kernel; its answer is written back */
 	int err; /* the call's errno, 0 when it succeeded */
 	int returned; /* the child saw the call return */
+	int quit; /* the child is to end instead of making a call */
 };
 
 struct trimmer {
@@ -270,7 +281,10 @@ struct trimmer {
 	int stop_fd; /* readable: cut the call short; -1 for none */
 	unsigned long fs_type; /* statfs f_type: what the kernel's answer means */
 	uint64_t fs_size; /* statfs f_blocks * f_frsize; 0 when unknown */
-	struct trim_call *call; /* shared with the children; NULL: calls made here */
+	struct trim_call *call; /* shared with the child; NULL: calls made here */
+	pid_t worker; /* the child that makes the calls; 0: none yet */
+	int ask_fd; /* eventfd: one more call for @worker to make */
+	int done_fd; /* the read end of @worker's answers */
 	/* called every TICK_MS while a child's call runs, for the progress line */
 	trim_after_range_fn *tick;
 	void *tick_arg;
@@ -286,6 +300,8 @@ static void trimmer_init(struct trimmer *t, const struct trim_target *target, in
 	void *page;
 
 	memset(t, 0, sizeof(*t));
+	t->ask_fd = -1;
+	t->done_fd = -1;
 	t->fd = target->fd;
 	t->geo = target;
 	t->stop_fd = stop_fd;
@@ -302,17 +318,53 @@ static void trimmer_init(struct trimmer *t, const struct trim_target *target, in
 		t->call = page;
 }
 
+/* Let the child go, or reap it after it died or was killed. */
+static int worker_end(struct trimmer *t, int *status)
+{
+	uint64_t one = 1;
+	int st = 0, rc = 0;
+
+	if (t->worker > 0) {
+		t->call->quit = 1;
+		(void)!write(t->ask_fd, &one, sizeof(one));
+	}
+	if (t->ask_fd >= 0)
+		close(t->ask_fd);
+	if (t->done_fd >= 0)
+		close(t->done_fd);
+	t->ask_fd = t->done_fd = -1;
+	if (t->worker > 0) {
+		while (waitpid(t->worker, &st, 0) < 0) {
+			if (errno != EINTR) {
+				rc = -errno;
+				break;
+			}
+		}
+	}
+	t->worker = 0;
+	if (status)
+		*status = st;
+	return rc;
+}
+
 static void trimmer_fini(struct trimmer *t)
 {
+	(void)worker_end(t, NULL);
 	if (t->call)
 		munmap(t->call, sizeof(struct trim_call));
 	t->call = NULL;
 }
 
-/* The child: default dispositions, so that SIGINT and SIGTERM kill it too. */
+/*
+ * The child: default dispositions, so that SIGINT and SIGTERM kill it
+ * too; then a FITRIM each time @ask_fd is written, a byte down @done_fd
+ * after each, until told to quit.
+ */
 static void __attribute__((noreturn))
-run_child(const struct trimmer *t, pid_t parent, const sigset_t *mask)
+run_worker(const struct trimmer *t, pid_t parent, const sigset_t *mask, int ask_fd,
+	   int done_fd)
 {
+	uint64_t asked;
 	struct sigaction sa;
 	int sig;
 
@@ -326,17 +378,85 @@ run_child(const struct trimmer *t, pid_t parent, const sigset_t *mask)
 	if (getppid() != parent)
 		_exit(1);
 	sigprocmask(SIG_SETMASK, mask, NULL);
-	/* written here first, so that the kernel's answer lands without a fault */
-	t->call->err = 0;
-	if (ioctl(t->fd, FITRIM, &t->call->range) != 0)
-		t->call->err = errno;
-	t->call->returned = 1;
-	_exit(0);
+	for (;;) {
+		ssize_t n = read(ask_fd, &asked, sizeof(asked));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != sizeof(asked) || t->call->quit)
+			_exit(0);
+		/* written here first, so that the kernel's answer lands without a fault */
+		t->call->err = 0;
+		if (ioctl(t->fd, FITRIM, &t->call->range) != 0)
+			t->call->err = errno;
+		t->call->returned = 1;
+		if (write(done_fd, "", 1) != 1)
+			_exit(1);
+	}
 }
 
 /*
- * Wait for the child to close @done_fd; kill it when @t->stop_fd becomes
- * readable. Meanwhile @t->tick, if any, every TICK_MS.
+ * Start the child that makes the calls. Returns 0, or -errno of the
+ * eventfd, the pipe or fork().
+ */
+static int worker_start(struct trimmer *t)
+{
+	pid_t parent = getpid(), pid;
+	int ask, done[2], err;
+	sigset_t all, old;
+
+	ask = eventfd(0, EFD_CLOEXEC);
+	if (ask < 0)
+		return -errno;
+	if (pipe2(done, O_CLOEXEC) != 0) {
+		err = errno;
+		close(ask);
+		return -err;
+	}
+	t->call->quit = 0;
+	/* no handler of ours runs in the child before it resets them */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	pid = fork();
+	if (pid == 0) {
+		close(done[0]);
+		run_worker(t, parent, &old, ask, done[1]);
+	}
+	err = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(done[1]);
+	if (pid < 0) {
+		close(done[0]);
+		close(ask);
+		return -err;
+	}
+	t->worker = pid;
+	t->ask_fd = ask;
+	t->done_fd = done[0];
+	return 0;
+}
+
+/*
+ * No child to be had for want of files, processes or memory, or under a
+ * seccomp filter that refuses fork: the call is made here.
+ */
+static bool no_child(int rc)
+{
+	return rc == -EMFILE || rc == -ENFILE || rc == -EAGAIN || rc == -ENOMEM ||
+	       rc == -EPERM || rc == -ENOSYS;
+}
+
+/* True when the child is gone: its pipe reads EOF. */
+static bool worker_gone(const struct trimmer *t)
+{
+	struct pollfd pfd = { .fd = t->done_fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1;
+}
+
+/*
+ * Wait for the child's answer on @done_fd, or its end; kill it when
+ * @t->stop_fd becomes readable. Meanwhile @t->tick, if any, every TICK_MS.
  */
 static bool wait_or_stop(const struct trimmer *t, int done_fd, pid_t pid)
 {
@@ -403,43 +523,45 @@ static uint64_t partial_trimmed(const struct trimmer *t, uint64_t sent)
 static int fitrim_call(struct trimmer *t, const struct fstrim_range *r, uint64_t *trimmed,
 		       bool *cut)
 {
-	pid_t parent = getpid(), pid;
-	int pipefd[2], status, err;
-	sigset_t all, old;
+	uint64_t one = 1;
+	int status = 0, rc;
 	bool stopped;
+	char c;
 
 	*cut = false;
 	*trimmed = 0;
-	if (!t->call || pipe2(pipefd, O_CLOEXEC) != 0)
+	if (!t->call)
 		return trim_fs(t->fd, r, trimmed);
+	/* one that died idle, to a signal sent to the process group */
+	if (t->worker && worker_gone(t))
+		(void)worker_end(t, NULL);
+	if (!t->worker) {
+		rc = worker_start(t);
+		if (rc)
+			return no_child(rc) ? trim_fs(t->fd, r, trimmed) : rc;
+	}
 	t->call->range = *r;
 	t->call->err = 0;
 	t->call->returned = 0;
-	/* no handler of ours runs in the child before it resets them */
-	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, &old);
-	pid = fork();
-	if (pid == 0) {
-		close(pipefd[0]);
-		run_child(t, parent, &old);
-	}
-	err = errno;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	close(pipefd[1]);
-	if (pid < 0) {
-		close(pipefd[0]);
-		/* EAGAIN, ENOMEM, or a seccomp filter: the call is made here */
-		return err == EAGAIN || err == ENOMEM || err == EPERM || err == ENOSYS ?
-			       trim_fs(t->fd, r, trimmed) :
-			       -err;
-	}
-	/* the write end closes as the child ends, whichever way */
-	stopped = wait_or_stop(t, pipefd[0], pid);
-	close(pipefd[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
+	/* a child that dies now is seen below, as one that died in the call */
+	(void)!write(t->ask_fd, &one, sizeof(one));
+	stopped = wait_or_stop(t, t->done_fd, t->worker);
+	if (!stopped) {
+		ssize_t n;
 
+		while ((n = read(t->done_fd, &c, 1)) < 0 && errno == EINTR)
+			;
+		if (n == 1) {
+			if (t->call->err)
+				return fitrim_errno(t->call->err);
+			*trimmed = t->call->range.len;
+			return 0;
+		}
+	}
+	/* the child ended: killed by us, or by a signal to the process group */
+	rc = worker_end(t, &status);
+	if (rc)
+		return rc;
 	if (t->call->returned) {
 		if (t->call->err)
 			return fitrim_errno(t->call->err);
@@ -448,7 +570,6 @@ static int fitrim_call(struct trimmer *t, const struct fstrim_range *r, uint64_t
 	}
 	if (!WIFSIGNALED(status))
 		return -EIO;
-	/* killed by us, or by a SIGINT or SIGTERM sent to the process group */
 	if (!stopped && !stop_asked(t->stop_fd))
 		return -EINTR;
 	*cut = true;

@@ -116,6 +116,37 @@ write_marked() {
 	run -0 e2fsck -fn "$LOOPDEV"
 }
 
+@test "--journal: where what a run proved cannot be kept, it says so, and the next run reads all again" {
+	make_loop_fs ext4 1024 -b 4096
+	# a state directory whose parent does not exist: it cannot be made
+	STATE_DIRECTORY=$BATS_TEST_TMPDIR/none/state run_counted --journal "$MNT"
+	assert_equal "$status" 0
+	assert_equal "$stderr" "fstrim-ext: $MNT: warning: cannot keep what this run read back in $BATS_TEST_TMPDIR/none/state: No such file or directory; the next run reads back all the free space"
+	STATE_DIRECTORY=$BATS_TEST_TMPDIR/none/state run_counted --journal "$MNT"
+	assert_equal "$status" 0
+	(($(field trim_readback_bytes) > 900 << 20)) ||
+		fail "the second run read back $(field trim_readback_bytes) bytes"
+	# where it can, no word of it
+	run_counted --journal "$MNT"
+	assert_equal "$status" 0
+	assert_equal "$stderr" ""
+}
+
+# One process makes the FITRIM calls of a run: a fork for each of the
+# block groups of a large filesystem cost more than the trim (issue 41).
+@test "--journal on 2,048 block groups: the calls, one a group, are made by one child process" {
+	require_cmd strace
+	# groups of 1 MiB: 1 KiB blocks, 1,024 a group
+	make_loop_fs ext4 2048 -b 1024 -g 1024
+	strace -f -qq -e trace=ioctl,clone,clone3,fork,vfork -o "$BATS_TEST_TMPDIR/strace" \
+		"$FSTRIM_EXT" --journal "$MNT"
+	local calls children
+	calls=$(grep -c 'ioctl([0-9]*, FITRIM' "$BATS_TEST_TMPDIR/strace" || true)
+	children=$(grep -cE '^[0-9]+ +(clone|clone3|fork|vfork)\(' "$BATS_TEST_TMPDIR/strace" || true)
+	((calls >= 2048)) || fail "$calls FITRIM calls"
+	((children <= 8)) || fail "$children processes or threads made for $calls FITRIM calls"
+}
+
 @test "--journal: after a remount the first run reads back all the free space again" {
 	local first
 	make_loop_fs ext4 1024 -b 4096
