@@ -100,6 +100,16 @@ count_device() {
 		fail "older transactions expected: $output"
 	assert_equal "$(jq -r .status <<<"$output")" 2
 
+	# a trim alone erases the free space, not the journal: still found,
+	# by the journal alone
+	run -0 "$FSTRIM_EXT" "$MNT"
+	run -2 --separate-stderr "$FSTRIM_EXT" --audit --json "$MNT"
+	assert_equal "$(jq -r '.filesystems[0] | "\(.audit_free_nonzero_blocks) \(.audit_deleted_names)"' <<<"$output")" \
+		"0 0"
+	(($(jq -r '.filesystems[0].audit_journal_old_blocks' <<<"$output") > 0)) ||
+		fail "older transactions expected: $output"
+	assert_equal "$(jq -r '.filesystems[0].status' <<<"$output")" found
+
 	run -0 "$FSTRIM_EXT" --journal "$MNT"
 	run -0 "$FSTRIM_EXT" --audit "$MNT"
 	assert_line --regexp "^$MNT: audit: nothing found; journal: 0 of [0-9]+ blocks hold older transactions, [0-9]+ the live log; 0 deleted names "

@@ -166,18 +166,23 @@ write_marked() {
 	[[ $(field trim_readback_why) == *"mount"* ]] || fail "why: $(field trim_readback_why)"
 }
 
+# An ext4 without a journal: the device ignores the zeroout of a journal
+# too (the loop device turns it into a discard), so a journal would fail
+# the run or not by how many of its blocks hold older transactions at
+# that moment; the free space alone must decide here.
 @test "--journal: a device that ignores discard: the cheaper read back finds what FITRIM left, every run" {
 	attach_discard_ignoring_disk 512
-	mkfs.ext4 -q -F -b 4096 "$LOOPDEV"
+	mkfs.ext4 -q -F -b 4096 -O ^has_journal "$LOOPDEV"
 	mkdir -p "$MNT"
 	track_mount "$LOOPDEV" "$MNT"
-	run_counted --journal "$MNT"
+	run_counted --journal --quiet-unsupported "$MNT"
 	assert_equal "$status" 0
+	assert_equal "$(field trim_verified)" zero
 
 	write_marked "$MNT/gone" 2 IGNORED-DISCARD-MARK
 	rm -rf "$MNT/gone"
 	sync -f "$MNT"
-	run_counted --journal "$MNT"
+	run_counted --journal --quiet-unsupported "$MNT"
 	assert_equal "$status" 1
 	[[ $stderr == *"the device did not erase what FITRIM discarded: "* ]] ||
 		fail "stderr: $stderr"
@@ -186,7 +191,7 @@ write_marked() {
 		fail "every group was read back: $JSON"
 
 	# a run that found data left proved nothing: the next reads again, and fails again
-	run_counted --journal "$MNT"
+	run_counted --journal --quiet-unsupported "$MNT"
 	assert_equal "$status" 1
 	assert_equal "$(field trim_verified)" data-left
 }

@@ -196,6 +196,15 @@ journal_nonzero_bytes() {
 		'unsupported zero'
 	run -1 grep -c "Jane Q. Public" < <(device_strings "$LOOPDEV")
 	assert_output 0
+	# the reads of the deleted file's blocks alone fail (the journal, the
+	# directories and the rest of the free space read well): the free
+	# space is not proven erased, status 1
+	FSTRIM_EXT_EIO="$LOOPDEV:$((c_first * 4096)):$(((c_last - c_first + 1) * 4096))" \
+		LD_PRELOAD="$eio" run -1 --separate-stderr "$FSTRIM_EXT" -v --journal \
+		--quiet-unsupported --read-back=all "$MNT"
+	assert_output --regexp "^$MNT: .* trimmed, but the free space could not be read back\$"
+	assert_equal "$stderr" \
+		"fstrim-ext: $MNT: the discarded free space could not be read back: Input/output error"
 	# every read of the device fails: no proof, never status 0
 	FSTRIM_EXT_EIO="$LOOPDEV:0:$((64 << 20))" LD_PRELOAD="$eio" \
 		run -1 --separate-stderr "$FSTRIM_EXT" --journal --quiet-unsupported "$MNT"

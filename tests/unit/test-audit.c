@@ -81,6 +81,9 @@ static unsigned int fc_explained(uint32_t tid, uint32_t since, bool head)
 static bool zero_test_sees_every_byte(void)
 {
 	static unsigned char b[4096] __attribute__((aligned(8)));
+	/* a 64 KiB block: a byte past the first 4 KiB, and the last */
+	static unsigned char big[65536] __attribute__((aligned(8)));
+	static const size_t far[] = { 4096, 4097, 32768 + 5, 65535 };
 	size_t i;
 
 	memset(b, 0, sizeof(b));
@@ -91,6 +94,14 @@ static bool zero_test_sees_every_byte(void)
 		if (audit_block_is_zero(b, sizeof(b)))
 			return false;
 		b[i] = 0;
+	}
+	if (!audit_block_is_zero(big, sizeof(big)))
+		return false;
+	for (i = 0; i < sizeof(far) / sizeof(far[0]); i++) {
+		big[far[i]] = 1;
+		if (audit_block_is_zero(big, sizeof(big)))
+			return false;
+		big[far[i]] = 0;
 	}
 	return true;
 }
