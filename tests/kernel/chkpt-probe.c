@@ -22,6 +22,9 @@
  *                                       turn until file STOP exists, the
  *                                       number done written to file COUNT
  *
+ * poweroff does not sync: a filesystem hung by a test would hang it; the
+ * caller syncs first (guest_poweroff in guest-setup.sh).
+ *
  * The ioctl commands print "0" or the errno name (EPERM, ENOTTY, ...) and
  * exit 0 when the ioctl succeeded, 1 when it failed, 2 on a usage error.
  * The loops are here rather than in shell so that each round costs one
@@ -191,7 +194,6 @@ static int poweroff(const char *status)
 		fputs(status, f);
 		fclose(f);
 	}
-	sync();
 	reboot(RB_POWER_OFF);
 	fprintf(stderr, "chkpt-probe: reboot: %s\n", strerror(errno));
 	return 1;
