@@ -711,7 +711,7 @@ check_guest() {
 	for img in main nojournal nodiscard djournal htree; do
 		"$slack" "$run/$img.img" >> "$run/dirent-slack.txt" 2>&1 || slack_bad+=("$img")
 	done
-	desc="[patch 6] no directory block of any image keeps a non-zero byte past a live entry's name or an index block's count"
+	desc="[patch 7] no directory block of any image keeps a non-zero byte past a live entry's name or an index block's count"
 	if [[ -n ${FSTRIM_EXT_KERNEL_FILTER:-} ]]; then
 		: # the test that splits htree leaves may not have run
 	elif ((${#slack_bad[@]} == 0)); then
