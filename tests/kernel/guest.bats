@@ -20,9 +20,10 @@
 #   /dev/ubde  htree ext4
 # /dev/ubdd is made again, a 1 KiB-block ext4, for the index split test
 # once the data=journal test is done with it, and for each recovery test
-# after that, /dev/ubdb as a fast_commit ext4 for the last test (the host
-# checks the htree image after the guest): under UML a sixth ubd device
-# (ubdf) hung in I/O here.
+# after that, /dev/ubdb as a fresh ext4 without a journal for each round
+# of the trimmed-bit test and then as a fast_commit ext4 for the last
+# tests (the host checks the htree image after the guest): under UML a
+# sixth ubd device (ubdf) hung in I/O here.
 
 bats_require_minimum_version 1.5.0
 # per test: the htree test took 253 s under UML on a loaded two-core host
