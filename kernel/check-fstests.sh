@@ -34,7 +34,7 @@
 #   FSTRIM_EXT_FSTESTS_TIMEOUT seconds a guest may run (default 5400)
 #   FSTRIM_EXT_FSTESTS_MOUNT_OPTIONS  fstests' MOUNT_OPTIONS for the
 #                              scratch filesystem ("-o journal_discard_replay"
-#                              puts patch 8, the discard after a replay, in
+#                              puts patch 9, the discard after a replay, in
 #                              every remount of the crash-and-replay tests;
 #                              default none)
 #   FSTRIM_EXT_FSTESTS_MKFS_OPTIONS  fstests' MKFS_OPTIONS, also used for the
@@ -110,7 +110,7 @@ log() {
 
 # The kernels, "VERSION FLAVOR PATH", from kernel/check-kernel.sh's cache or
 # built by it.
-# A version whose tree already has patch 5 (upstream's jbd2 fix) passes
+# A version whose tree already has patch 6 (upstream's jbd2 fix) passes
 # ext4/900's buffered read on its stock kernel too ("upstream VERSION PATCH").
 mapfile -t built < <(FSTRIM_EXT_KERNEL_VARIANT=${FSTRIM_EXT_FSTESTS_VARIANT-fstests} \
 	FSTRIM_EXT_KERNEL_FLAVORS=${FSTRIM_EXT_KERNEL_FLAVORS:-patched stock} \
@@ -118,7 +118,7 @@ mapfile -t built < <(FSTRIM_EXT_KERNEL_VARIANT=${FSTRIM_EXT_FSTESTS_VARIANT-fste
 	--build-only | tee /dev/stderr)
 mapfile -t kernels < <(printf '%s\n' "${built[@]}" | sed -n 's/^kernel //p')
 ((${#kernels[@]})) || die "no kernel to boot"
-has_jbd2_erase_fix=$(printf '%s\n' "${built[@]}" | sed -n 's/^upstream \([^ ]*\) 0005-.*/\1/p' | tr '\n' ' ')
+has_jbd2_erase_fix=$(printf '%s\n' "${built[@]}" | sed -n 's/^upstream \([^ ]*\) 0006-.*/\1/p' | tr '\n' ' ')
 
 # The fstests tree: copied again when the source moves, built incrementally.
 if [[ -d $source/.git || -f $source/HEAD ]]; then
@@ -262,7 +262,7 @@ n=0 failures=0
 		while read -r result t detail; do
 			n=$((n + 1))
 			if [[ $flavor == stock && $t == ext4/900 && " $has_jbd2_erase_fix " == *" $ver "* ]]; then
-				detail="(patch 5 is already in this tree)${detail:+ $detail}"
+				detail="(patch 6 is already in this tree)${detail:+ $detail}"
 			elif [[ $flavor == stock && $result != none ]]; then
 				if [[ $result == not_ok ]]; then
 					echo "ok $n - $ver $flavor: $t fails without the series, as it must"

@@ -44,11 +44,8 @@
 #   FSTRIM_EXT_KERNEL_FILTER   run only the guest tests matching this regex
 #                              (and skip the crash trials); stack.bats's
 #                              guest is not booted if none of its tests does
-#   FSTRIM_EXT_KERNEL_FC_HANG  1: run guest.bats's "[patched]" fast_commit
-#                              test on the stock kernel too, where it can
-#                              hang the guest until FSTRIM_EXT_KERNEL_TIMEOUT
-#                              (kernel/README: reproducing the hang)
-#   FSTRIM_EXT_KERNEL_FC_ROUNDS  checkpoints of that test (default 150)
+#   FSTRIM_EXT_KERNEL_FC_ROUNDS  checkpoints of guest.bats's fast_commit
+#                              test (default 300)
 #   FSTRIM_EXT_KERNEL_CRASH_FLAVORS  kernels that get the crash trials
 #                              (default: every kernel booted)
 #   FSTRIM_EXT_KERNEL_GUESTS   guests (or sets of crash trials) run at once
@@ -120,9 +117,8 @@ flavors=${FSTRIM_EXT_KERNEL_FLAVORS:-patched stock}
 crash_flavors=${FSTRIM_EXT_KERNEL_CRASH_FLAVORS:-$flavors}
 guests=${FSTRIM_EXT_KERNEL_GUESTS:-2}
 [[ $guests =~ ^[1-9][0-9]*$ ]] || die "FSTRIM_EXT_KERNEL_GUESTS takes a whole number, at least 1"
-[[ ${FSTRIM_EXT_KERNEL_FC_ROUNDS:-150} =~ ^[1-9][0-9]*$ ]] ||
+[[ ${FSTRIM_EXT_KERNEL_FC_ROUNDS:-300} =~ ^[1-9][0-9]*$ ]] ||
 	die "FSTRIM_EXT_KERNEL_FC_ROUNDS takes a whole number, at least 1"
-[[ ${FSTRIM_EXT_KERNEL_FC_HANG:-} =~ ^1?$ ]] || die "FSTRIM_EXT_KERNEL_FC_HANG takes 1 or nothing"
 versions=${FSTRIM_EXT_KERNEL_VERSIONS:-$(cd "$srcdir/kernel" &&
 	for d in linux-*/series; do d=${d%/series}; echo "${d#linux-}"; done | sort -V)}
 t_start=$(date +%s)
@@ -554,8 +550,7 @@ boot_guest() {
 		KCHECK_BATS='$srcdir/tests/kernel/$bats'
 		BATS_LIB_PATH=/usr/lib/bats
 		KCHECK_FILTER='${FSTRIM_EXT_KERNEL_FILTER:-}'
-		KCHECK_FC_HANG='${FSTRIM_EXT_KERNEL_FC_HANG:-}'
-		KCHECK_FC_ROUNDS='${FSTRIM_EXT_KERNEL_FC_ROUNDS:-150}'
+		KCHECK_FC_ROUNDS='${FSTRIM_EXT_KERNEL_FC_ROUNDS:-300}'
 	EOF
 	log "$ver $flavor kernel: booting for $bats (console log $run/console.log)"
 	t0=$(date +%s)
@@ -692,6 +687,12 @@ check_guest() {
 		record not_ok "$ver $flavor: [both] the journal region of main.img reads back as zeroes, all holes ($(cat "$run/journal-erased.txt"))"
 	fi
 	for img in main nojournal nodiscard djournal htree; do
+		# The fast_commit test on the stock kernel hangs that filesystem
+		# (as it must), so nothing could unmount it: not checked then.
+		if [[ $img == nojournal && $flavor == stock && -e $run/fc-hung ]]; then
+			echo "# $ver $flavor: $img.img not checked: the fast_commit test left it hung and mounted"
+			continue
+		fi
 		if e2fsck -fn "$run/$img.img" > "$run/e2fsck-$img.log" 2>&1; then
 			record ok "$ver $flavor: [both] e2fsck -fn is clean on $img.img"
 		else
@@ -710,7 +711,7 @@ check_guest() {
 	for img in main nojournal nodiscard djournal htree; do
 		"$slack" "$run/$img.img" >> "$run/dirent-slack.txt" 2>&1 || slack_bad+=("$img")
 	done
-	desc="[patch 6] no directory block of any image keeps a non-zero byte past a live entry's name or an index block's count"
+	desc="[patch 7] no directory block of any image keeps a non-zero byte past a live entry's name or an index block's count"
 	if [[ -n ${FSTRIM_EXT_KERNEL_FILTER:-} ]]; then
 		: # the test that splits htree leaves may not have run
 	elif ((${#slack_bad[@]} == 0)); then

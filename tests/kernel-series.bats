@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck disable=SC2154  # top_srcdir comes from the environment
 # kernel/check-kernel.sh on a tree that already has a patch of the series,
-# as a kernel update that took the fix from upstream would (0005 is
+# as a kernel update that took the fix from upstream would (0006 is
 # upstream's commit): it must not apply that patch, must still apply the
 # others, and expects that patch's checks to pass on the stock kernel. The
 # trees here are Debian's linux-source-6.12 cut down to the files the series
@@ -58,52 +58,52 @@ plan() {
 	source_with
 	run plan
 	assert_success
-	assert_equal "$(grep -c '^6\.12 apply 00[0-9][0-9]-' <<< "$output")" 10
+	assert_equal "$(grep -c '^6\.12 apply 00[0-9][0-9]-' <<< "$output")" 11
 	refute_output --partial upstream
 }
 
-@test "kernel series: a tree that already has patch 5 gets the other nine, and the key says so" {
-	source_with 0005-jbd2-fix-off-by-one-while-erasing-journal.patch
+@test "kernel series: a tree that already has patch 6 gets the other ten, and the key says so" {
+	source_with 0006-jbd2-fix-off-by-one-while-erasing-journal.patch
 	run plan
 	assert_success
-	assert_line '6.12 upstream 0005-jbd2-fix-off-by-one-while-erasing-journal.patch'
-	assert_equal "$(grep -c '^6\.12 apply ' <<< "$output")" 9
-	refute_line --partial 'apply 0005-'
-	# The patched kernel's cache key is made of what is applied: with patch 5
-	# upstream it is the key of the other nine on the same tree.
+	assert_line '6.12 upstream 0006-jbd2-fix-off-by-one-while-erasing-journal.patch'
+	assert_equal "$(grep -c '^6\.12 apply ' <<< "$output")" 10
+	refute_line --partial 'apply 0006-'
+	# The patched kernel's cache key is made of what is applied: with patch 6
+	# upstream it is the key of the other ten on the same tree.
 	key_fixed=$(FSTRIM_EXT_KERNEL_SOURCE=$SOURCE FSTRIM_EXT_KERNEL_VERSIONS=6.12 \
 		"$top_srcdir/kernel/check-kernel.sh" --srcdir "$top_srcdir" --print-key patched)
 	mkdir -p "$BATS_TEST_TMPDIR/src/kernel"
 	cp -a "$top_srcdir/kernel/linux-6.12" "$BATS_TEST_TMPDIR/src/kernel/"
-	sed -i '/^0005-/d' "$BATS_TEST_TMPDIR/src/kernel/linux-6.12/series"
-	key_nine=$(FSTRIM_EXT_KERNEL_SOURCE=$SOURCE FSTRIM_EXT_KERNEL_VERSIONS=6.12 \
+	sed -i '/^0006-/d' "$BATS_TEST_TMPDIR/src/kernel/linux-6.12/series"
+	key_ten=$(FSTRIM_EXT_KERNEL_SOURCE=$SOURCE FSTRIM_EXT_KERNEL_VERSIONS=6.12 \
 		"$top_srcdir/kernel/check-kernel.sh" --srcdir "$BATS_TEST_TMPDIR/src" --print-key patched)
-	assert_equal "$key_fixed" "$key_nine"
+	assert_equal "$key_fixed" "$key_ten"
 }
 
-@test "kernel series: patches 5 and 9 in the tree are both left out" {
-	source_with 0005-jbd2-fix-off-by-one-while-erasing-journal.patch \
-		0009-ext4-zero-a-freed-inode-on-disk-but-for-i_dtime-and-.patch
+@test "kernel series: patches 6 and 10 in the tree are both left out" {
+	source_with 0006-jbd2-fix-off-by-one-while-erasing-journal.patch \
+		0010-ext4-zero-a-freed-inode-on-disk-but-for-i_dtime-and-.patch
 	run plan
 	assert_success
-	assert_line '6.12 upstream 0005-jbd2-fix-off-by-one-while-erasing-journal.patch'
-	assert_line '6.12 upstream 0009-ext4-zero-a-freed-inode-on-disk-but-for-i_dtime-and-.patch'
-	assert_equal "$(grep -c '^6\.12 apply ' <<< "$output")" 8
+	assert_line '6.12 upstream 0006-jbd2-fix-off-by-one-while-erasing-journal.patch'
+	assert_line '6.12 upstream 0010-ext4-zero-a-freed-inode-on-disk-but-for-i_dtime-and-.patch'
+	assert_equal "$(grep -c '^6\.12 apply ' <<< "$output")" 9
 }
 
 @test "kernel series: a patch only partly in the tree is neither applied silently nor dropped" {
-	# The tree has half of patch 5 (its first hunk only): the patch neither
+	# The tree has half of patch 6 (its first hunk only): the patch neither
 	# reverses nor applies, so it stays listed to apply, and the run's
 	# "applies" checks fail on it, for a person to look at.
 	source_with
 	awk '/^@@/ { hunks++ } hunks < 2 { print }' \
-		"$SERIES/0005-jbd2-fix-off-by-one-while-erasing-journal.patch" |
+		"$SERIES/0006-jbd2-fix-off-by-one-while-erasing-journal.patch" |
 		patch -d "$SOURCE/work/linux-source-6.12" -p1 --fuzz=0 -s
 	tar cJf "$SOURCE/linux-source-6.12.tar.xz" -C "$SOURCE/work" linux-source-6.12
 	run plan
 	assert_success
-	assert_line '6.12 apply 0005-jbd2-fix-off-by-one-while-erasing-journal.patch'
+	assert_line '6.12 apply 0006-jbd2-fix-off-by-one-while-erasing-journal.patch'
 	run patch -d "$SOURCE/work/linux-source-6.12" -p1 --fuzz=0 --dry-run \
-		< "$SERIES/0005-jbd2-fix-off-by-one-while-erasing-journal.patch"
+		< "$SERIES/0006-jbd2-fix-off-by-one-while-erasing-journal.patch"
 	assert_failure
 }

@@ -21,6 +21,21 @@
  *                                       rewrite and fsync DIR/f0 to f9 in
  *                                       turn until file STOP exists, the
  *                                       number done written to file COUNT
+ *   chkpt-probe trim-race DIR DEVICE HOLES
+ *                                       on the fresh ext4 without a journal
+ *                                       mounted on DIR (one block group, on
+ *                                       DEVICE): a victim file, then a file
+ *                                       of 2*HOLES blocks with every other
+ *                                       block punched out; a FITRIM in a
+ *                                       child, and the victim deleted while
+ *                                       it runs; then a second FITRIM. Prints
+ *                                       whether the delete fell inside the
+ *                                       first FITRIM, the bytes each trimmed
+ *                                       and how many victim blocks still hold
+ *                                       their data (read with O_DIRECT)
+ *
+ * poweroff does not sync: a filesystem hung by a test would hang it; the
+ * caller syncs first (guest_poweroff in guest-setup.sh).
  *
  * The ioctl commands print "0" or the errno name (EPERM, ENOTTY, ...) and
  * exit 0 when the ioctl succeeded, 1 when it failed, 2 on a usage error.
@@ -34,9 +49,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <signal.h>
+#include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ext4-ioctl.h"
@@ -52,7 +72,8 @@ static int usage(void)
 	      "       chkpt-probe shutdown PATH [GOING]\n"
 	      "       chkpt-probe poweroff STATUS\n"
 	      "       chkpt-probe checkpoints PATH N PROGRESS\n"
-	      "       chkpt-probe fsync-loop DIR COUNT STOP\n",
+	      "       chkpt-probe fsync-loop DIR COUNT STOP\n"
+	      "       chkpt-probe trim-race DIR DEVICE HOLES\n",
 	      stderr);
 	return 2;
 }
@@ -191,9 +212,146 @@ static int poweroff(const char *status)
 		fputs(status, f);
 		fclose(f);
 	}
-	sync();
 	reboot(RB_POWER_OFF);
 	fprintf(stderr, "chkpt-probe: reboot: %s\n", strerror(errno));
+	return 1;
+}
+
+#define RACE_VICTIM_BLOCKS 64
+
+/* write_blocks: N blocks of BYTE to a new file PATH, synced; its fd */
+static int write_blocks(const char *path, long n, int byte, long bsize)
+{
+	char *buf = malloc(bsize);
+	int fd;
+	long i;
+
+	if (!buf)
+		return -1;
+	memset(buf, byte, bsize);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	for (i = 0; fd >= 0 && i < n; i++) {
+		if (write(fd, buf, bsize) != bsize) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	free(buf);
+	if (fd >= 0 && fsync(fd) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static long long fitrim(const char *dir)
+{
+	struct fstrim_range range = { .start = 0, .len = UINT64_MAX, .minlen = 0 };
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = ioctl(fd, FITRIM, &range);
+	close(fd);
+	return rc == 0 ? (long long)range.len : -1;
+}
+
+/*
+ * The race of ext4_try_to_trim_range(): a block freed behind the walk while
+ * the group lock is dropped for a discard. The victim is written first, so
+ * it lies below every punched hole, where the walk has already been when
+ * the delete lands; the holes make the walk long (one discard each). The
+ * group's trimmed bit then decides whether the second FITRIM trims the
+ * victim's blocks.
+ */
+static int trim_race(const char *dir, const char *device, const char *holes_arg)
+{
+	long bsize = sysconf(_SC_PAGESIZE), holes = atol(holes_arg), i;
+	char victim[4096], holes_path[4096], *buf = NULL;
+	unsigned long blocks[RACE_VICTIM_BLOCKS], lowest_hole = ~0UL;
+	long long second;
+	int fd, dev, status, left = 0, mid_walk;
+	pid_t child;
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+
+	if (holes <= 0)
+		return usage();
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(holes_path, sizeof(holes_path), "%s/holes", dir);
+	fd = write_blocks(victim, RACE_VICTIM_BLOCKS, 0xab, bsize);
+	if (fd < 0)
+		goto fail;
+	for (i = 0; i < RACE_VICTIM_BLOCKS; i++) {
+		int b = i;
+
+		if (ioctl(fd, FIBMAP, &b) != 0 || b == 0)
+			goto fail;
+		blocks[i] = b;
+	}
+	close(fd);
+	fd = write_blocks(holes_path, 2 * holes, 0xcd, bsize);
+	if (fd < 0)
+		goto fail;
+	for (i = 0; i < 2 * holes; i += 2) {
+		int b = i;
+
+		if (ioctl(fd, FIBMAP, &b) != 0 || b == 0)
+			goto fail;
+		if ((unsigned long)b < lowest_hole)
+			lowest_hole = b;
+		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, i * bsize,
+			      bsize) != 0)
+			goto fail;
+	}
+	close(fd);
+	for (i = 0; i < RACE_VICTIM_BLOCKS; i++) {
+		if (blocks[i] >= lowest_hole) {
+			fprintf(stderr,
+				"trim-race: victim block %lu is not below the holes (%lu)\n",
+				blocks[i], lowest_hole);
+			return 1;
+		}
+	}
+	sync();
+
+	child = fork();
+	if (child < 0)
+		goto fail;
+	if (child == 0)
+		_exit(fitrim(dir) < 0 ? 1 : 0);
+	nanosleep(&pause, NULL);
+	if (unlink(victim) != 0)
+		goto fail;
+	mid_walk = waitpid(child, &status, WNOHANG) == 0;
+	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		goto fail;
+	second = fitrim(dir);
+	if (second < 0)
+		goto fail;
+
+	dev = open(device, O_RDONLY | O_DIRECT);
+	if (dev < 0 || posix_memalign((void **)&buf, bsize, bsize) != 0)
+		goto fail;
+	for (i = 0; i < RACE_VICTIM_BLOCKS; i++) {
+		long j;
+
+		if (pread(dev, buf, bsize, (off_t)blocks[i] * bsize) != bsize)
+			goto fail;
+		for (j = 0; j < bsize && buf[j] == 0; j++)
+			;
+		left += j < bsize;
+	}
+	close(dev);
+	free(buf);
+	printf("delete inside the first FITRIM: %s; second FITRIM trimmed %lld bytes; "
+	       "victim blocks still holding data: %d of %d\n",
+	       mid_walk ? "yes" : "no", second, left, RACE_VICTIM_BLOCKS);
+	return 0;
+fail:
+	perror("trim-race");
+	free(buf);
 	return 1;
 }
 
@@ -210,5 +368,7 @@ int main(int argc, char **argv)
 		return checkpoints(argv[2], argv[3], argv[4]);
 	if (argc == 5 && strcmp(argv[1], "fsync-loop") == 0)
 		return fsync_loop(argv[2], argv[3], argv[4]);
+	if (argc == 5 && strcmp(argv[1], "trim-race") == 0)
+		return trim_race(argv[2], argv[3], argv[4]);
 	return usage();
 }
