@@ -578,7 +578,7 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 		.arg = &run,
 	};
 	char reason[REPORT_REASON_MAX];
-	int trim_rc = 0, log_step_rc = 0, kept_rc, rc;
+	int trim_rc = 0, log_step_rc = 0, rc;
 
 	*r = (struct run_result){
 		.res = {
@@ -717,16 +717,18 @@ int run_fs(const struct run_opts *opts, int fd, const char *path, const char *de
 			 * free space, and every run after it: say so, the run
 			 * itself proved what it read.
 			 */
-			if (verify && sized &&
-			    (kept_rc = readset_stop(&rs, &target, res,
-						    readback_proved(opts, &target, res),
-						    NULL)) != 0)
-				say(opts,
-				    "%s: warning: cannot keep what this run read back in %s: %s; "
-				    "the next run reads back all the free space",
-				    path, readset_state_dir(), strerror(-kept_rc));
-			if (verify)
+			if (verify && sized) {
+				int kept_rc = readset_stop(
+					&rs, &target, res,
+					readback_proved(opts, &target, res), NULL);
+				if (kept_rc)
+					say(opts,
+					    "%s: warning: cannot keep what this run read back in %s: "
+					    "%s; the next run reads back all the free space",
+					    path, readset_state_dir(),
+					    strerror(-kept_rc));
 				sized = false;
+			}
 			if (res->retrim_rc && res->retrim_rc != -EINTR)
 				say(opts,
 				    "%s: FITRIM after the journal checkpoint failed: %s; "

@@ -525,6 +525,7 @@ static int fitrim_call(struct trimmer *t, const struct fstrim_range *r, uint64_t
 {
 	uint64_t one = 1;
 	int status = 0, rc;
+	ssize_t n = 0;
 	bool stopped;
 	char c;
 
@@ -546,22 +547,14 @@ static int fitrim_call(struct trimmer *t, const struct fstrim_range *r, uint64_t
 	/* a child that dies now is seen below, as one that died in the call */
 	(void)!write(t->ask_fd, &one, sizeof(one));
 	stopped = wait_or_stop(t, t->done_fd, t->worker);
-	if (!stopped) {
-		ssize_t n;
-
-		while ((n = read(t->done_fd, &c, 1)) < 0 && errno == EINTR)
-			;
-		if (n == 1) {
-			if (t->call->err)
-				return fitrim_errno(t->call->err);
-			*trimmed = t->call->range.len;
-			return 0;
-		}
+	while (!stopped && (n = read(t->done_fd, &c, 1)) < 0 && errno == EINTR)
+		;
+	/* no answer: the child ended, killed by us or by a signal to the process group */
+	if (n != 1) {
+		rc = worker_end(t, &status);
+		if (rc)
+			return rc;
 	}
-	/* the child ended: killed by us, or by a signal to the process group */
-	rc = worker_end(t, &status);
-	if (rc)
-		return rc;
 	if (t->call->returned) {
 		if (t->call->err)
 			return fitrim_errno(t->call->err);
