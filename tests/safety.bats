@@ -113,19 +113,3 @@ no_group_prealloc() {
 @test "data=journal, discard, under a writer: fsynced files intact, e2fsck clean" {
 	SAFETY_RUNS=$(((SAFETY_RUNS + 1) / 2)) run_under_load discard data=journal
 }
-
-# What the crash trials of make check-kernel (tests/crash/init.sh) may
-# forgive after a run under their writer, and what they may not.
-@test "only_remnants_left forgives a preallocation's leftovers, not a device that erases" {
-	local held="fstrim-ext: /m: 3 free blocks that FITRIM cannot reach still hold data of deleted files: 3 held by the allocator (preallocated, until used or the filesystem is unmounted), 0 in free extents shorter than the discard granularity (4 KiB)"
-	local short="fstrim-ext: /m: 3 free blocks that FITRIM cannot reach still hold data of deleted files: 0 held by the allocator (preallocated, until used or the filesystem is unmounted), 3 in free extents shorter than the discard granularity (4 KiB)"
-	local device="fstrim-ext: /m: the device did not erase what FITRIM discarded: 3 free blocks still hold data after a second discard (1 MiB read back)"
-	local warn="fstrim-ext: /m: warning: up to 8 KiB of free space lies in extents smaller than the discard granularity (4 KiB) and was not discarded"
-
-	only_remnants_left /m "$warn"$'\n'"$held"
-	! only_remnants_left /m "$warn" || fail "a warning alone is not a failure to forgive"
-	! only_remnants_left /m "$short" || fail "forgave short extents on 4 KiB blocks"
-	! only_remnants_left /m "$device" || fail "forgave a device that erases"
-	! only_remnants_left /m "$held"$'\n'"fstrim-ext: /m: journal checkpoint failed: Input/output error" ||
-		fail "forgave another failure beside it"
-}

@@ -131,27 +131,6 @@ assert_no_ioctl_on() {
 	[[ -z $hits ]] || fail "an ioctl reached $1: $hits"
 }
 
-# only_remnants_left MNT STDERR: whether the only failure STDERR of
-# `fstrim-ext --journal MNT` reports is deleted data that a writer
-# deleting files during the run leaves truthfully: free blocks the
-# allocator holds in a preallocation, which FITRIM cannot reach (on 4 KiB
-# blocks over a 4 KiB discard granularity never a short extent). Anything
-# else is a failure, "the device did not erase what FITRIM discarded"
-# included: the blocks ext4 freed behind FITRIM's walk, which it then
-# marks trimmed, are walked again by the second discard (trim_fs_again()).
-only_remnants_left() {
-	local line found=1
-	while IFS= read -r line; do
-		case $line in
-		"fstrim-ext: $1: "[0-9]*" free blocks that FITRIM cannot reach still hold data of deleted files: "*" held by the allocator (preallocated, until used or the filesystem is unmounted), 0 in free extents shorter than "*)
-			found=0 ;;
-		"fstrim-ext: $1: warning: "*) ;;
-		*) return 1 ;;
-		esac
-	done <<<"$2"
-	return "$found"
-}
-
 # ---- tables for -I --------------------------------------------------------
 
 # write_table FILE MOUNTPOINT...: an fstab naming each mountpoint with the
