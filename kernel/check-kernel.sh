@@ -44,8 +44,10 @@
 #   FSTRIM_EXT_KERNEL_FILTER   run only the guest tests matching this regex
 #                              (and skip the crash trials); stack.bats's
 #                              guest is not booted if none of its tests does
-#   FSTRIM_EXT_KERNEL_FC_ROUNDS  checkpoints of guest.bats's fast_commit
-#                              test (default 300)
+#   FSTRIM_EXT_KERNEL_FC_ROUNDS  checkpoints of a batch of guest.bats's
+#                              fast_commit test (default 300)
+#   FSTRIM_EXT_KERNEL_FC_SECONDS  seconds that test goes on issuing batches
+#                              (default 60; at least one batch)
 #   FSTRIM_EXT_KERNEL_CRASH_FLAVORS  kernels that get the crash trials
 #                              (default: every kernel booted)
 #   FSTRIM_EXT_KERNEL_GUESTS   guests (or sets of crash trials) run at once
@@ -119,6 +121,8 @@ guests=${FSTRIM_EXT_KERNEL_GUESTS:-2}
 [[ $guests =~ ^[1-9][0-9]*$ ]] || die "FSTRIM_EXT_KERNEL_GUESTS takes a whole number, at least 1"
 [[ ${FSTRIM_EXT_KERNEL_FC_ROUNDS:-300} =~ ^[1-9][0-9]*$ ]] ||
 	die "FSTRIM_EXT_KERNEL_FC_ROUNDS takes a whole number, at least 1"
+[[ ${FSTRIM_EXT_KERNEL_FC_SECONDS:-60} =~ ^[0-9]+$ ]] ||
+	die "FSTRIM_EXT_KERNEL_FC_SECONDS takes a whole number"
 versions=${FSTRIM_EXT_KERNEL_VERSIONS:-$(cd "$srcdir/kernel" &&
 	for d in linux-*/series; do d=${d%/series}; echo "${d#linux-}"; done | sort -V)}
 t_start=$(date +%s)
@@ -551,6 +555,7 @@ boot_guest() {
 		BATS_LIB_PATH=/usr/lib/bats
 		KCHECK_FILTER='${FSTRIM_EXT_KERNEL_FILTER:-}'
 		KCHECK_FC_ROUNDS='${FSTRIM_EXT_KERNEL_FC_ROUNDS:-300}'
+		KCHECK_FC_SECONDS='${FSTRIM_EXT_KERNEL_FC_SECONDS:-60}'
 	EOF
 	log "$ver $flavor kernel: booting for $bats (console log $run/console.log)"
 	t0=$(date +%s)
@@ -669,7 +674,7 @@ check_guest() {
 	record_guest_tests "$run" "$flavor" guest.bats
 	# how far the fast_commit test got, hung or not
 	if [[ -s $run/fc-progress ]]; then
-		echo "# $ver $flavor: fast_commit test: $(cat "$run/fc-progress")"
+		echo "# $ver $flavor: fast_commit test, its last batch: $(cat "$run/fc-progress")"
 	fi
 	if stack_tests_chosen; then
 		record_guest_tests "$run/stack" "$flavor" stack.bats

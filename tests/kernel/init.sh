@@ -5,7 +5,7 @@
 # environment; FILE sets FSTRIM_EXT, KCHECK_PROBE, KCHECK_SLACK (the
 # host's build of tests/kernel/dirent-slack.c), KCHECK_RUNDIR,
 # KCHECK_FLAVOR, KCHECK_BATS and KCHECK_FILTER (a bats --filter, optional),
-# KCHECK_FC_ROUNDS (guest.bats's fast_commit test).
+# KCHECK_FC_ROUNDS and KCHECK_FC_SECONDS (guest.bats's fast_commit test).
 # The results go to $KCHECK_RUNDIR, the guest's exit status to the host
 # through /proc/exitcode.
 
@@ -17,7 +17,7 @@ if [[ -r "${KCHECK_ENV:-}" ]]; then
 	# shellcheck source=/dev/null
 	. "$KCHECK_ENV"
 	export FSTRIM_EXT KCHECK_PROBE KCHECK_SLACK KCHECK_RUNDIR KCHECK_FLAVOR \
-		BATS_LIB_PATH KCHECK_FC_ROUNDS
+		BATS_LIB_PATH KCHECK_FC_ROUNDS KCHECK_FC_SECONDS
 	echo "kcheck: $(uname -r) ($KCHECK_FLAVOR), running $KCHECK_BATS"
 	bats --tap --timing ${KCHECK_FILTER:+--filter "$KCHECK_FILTER"} "$KCHECK_BATS" \
 		> "$KCHECK_RUNDIR/guest.tap" 2> "$KCHECK_RUNDIR/guest.stderr"
