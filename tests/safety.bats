@@ -52,7 +52,7 @@ run_under_load() {
 	local erase=$1 round
 	MOUNT_OPTS=${2:-} make_loop_fs ext4 256 -b 4096
 	local manifest="$BATS_TEST_TMPDIR/manifest"
-	no_group_prealloc
+	writer_no_group_prealloc "$LOOPDEV" || fail "group preallocation stays on"
 
 	writer_start "$MNT" 4 "$manifest"
 	local before during seen
@@ -89,14 +89,6 @@ run_under_load() {
 	diff <(cut -d' ' -f3- "$manifest" | sort) <(find "$MNT"/d* -type f | sort) ||
 		fail "the files on the filesystem are not those the writer kept"
 	echo "# $erase${2:+ ($2)}: $SAFETY_RUNS runs, every one passed, $written files written ($during during the runs), $kept kept and checked" >&3
-}
-
-# no_group_prealloc: group preallocation off on the test filesystem (see
-# the header); a kernel without the knob fails the test, it is not skipped.
-no_group_prealloc() {
-	local knob="/sys/fs/ext4/${LOOPDEV#/dev/}/mb_group_prealloc"
-	echo 0 >"$knob" || fail "cannot turn group preallocation off: $knob"
-	[[ $(<"$knob") == 0 ]] || fail "$knob reads $(<"$knob"), not 0"
 }
 
 # bats test_tags=root

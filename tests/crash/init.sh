@@ -45,12 +45,10 @@ mnt=/mnt/crash
 case $CRASH_MODE in
 crash)
 	mount -o "$CRASH_MOUNT_OPTS" /dev/ubda "$mnt" || poweroff
-	# no group preallocation, as in tests/safety.bats: the writer's small
-	# files then cannot come from one that holds blocks of files it
-	# deleted, out of FITRIM's reach, and every run must pass
-	echo 0 > /sys/fs/ext4/ubda/mb_group_prealloc || poweroff
 	# shellcheck source=tests/test_helper/workload.bash
 	. "$CRASH_SRCDIR/tests/test_helper/workload.bash"
+	# every run must pass: see writer_no_group_prealloc
+	writer_no_group_prealloc /dev/ubda || poweroff
 	for i in 0 1 2 3; do
 		mkdir -p "$mnt/d$i"
 	done

@@ -255,6 +255,22 @@ _writer_loop() {
 	echo "$n" >"$manifest.count"
 }
 
+# writer_no_group_prealloc DEVICE: turn ext4's group preallocation off on
+# the filesystem mounted from DEVICE before the writer runs there, so
+# that fstrim-ext --journal beside it must pass every time: otherwise the
+# writer's small files may come from a preallocation over blocks of files
+# it deleted, out of FITRIM's reach, a truthful failure (journal.bats
+# tests that case on its own). With mb_group_prealloc 0 a file written and
+# closed before its blocks are allocated gets no preallocation at all.
+# Fails, with why on stderr, when the knob cannot be set.
+writer_no_group_prealloc() {
+	local knob="/sys/fs/ext4/${1#/dev/}/mb_group_prealloc"
+	if ! echo 0 >"$knob" || [[ $(<"$knob") != 0 ]]; then
+		echo "cannot turn group preallocation off: $knob" >&2
+		return 1
+	fi
+}
+
 writer_start() {
 	local root=$1 ndirs=$2 i
 	WRITER_MANIFEST=$3
